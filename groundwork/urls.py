@@ -1,0 +1,28 @@
+"""The root URLconf: the composition root that mounts each app's API and pages."""
+
+from importlib import import_module
+
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from .views import healthz
+
+api_patterns: list = []
+page_patterns: list = []
+for module_name in settings.GROUNDWORK_URL_MODULES:
+    module = import_module(module_name)
+    api_patterns += getattr(module, "api_urlpatterns", [])
+    page_patterns += getattr(module, "page_urlpatterns", [])
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/v1/", include((api_patterns, "api"), namespace="api")),
+    path("t/<slug:tenant_slug>/api/v1/", include((api_patterns, "api"), namespace="tenant-api")),
+    path("t/<slug:tenant_slug>/", include((page_patterns, "pages"), namespace="pages")),
+    path("", include("groundwork.home_urls")),
+]

@@ -1,0 +1,47 @@
+"""Unauthenticated endpoints: /healthz only. It reports component status and never tenant data."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from .hooks import health_checks
+
+
+def _database() -> dict:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+        return {"ok": True, "pgvector": row[0] if row else None, "embedded": settings.EMBEDDED_DATABASE}
+    except Exception as exc:  # health must report, not raise
+        return {"ok": False, "error": type(exc).__name__}
+
+
+def _broker() -> dict:
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return {"ok": True, "mode": "inline"}
+    from kombu import Connection
+
+    try:
+        with Connection(settings.CELERY_BROKER_URL, connect_timeout=1) as conn:
+            conn.ensure_connection(max_retries=1, timeout=1)
+        return {"ok": True, "mode": "workers"}
+    except Exception as exc:
+        return {"ok": False, "mode": "workers", "error": type(exc).__name__}
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    components = {"database": _database(), "broker": _broker()}
+    for name, check in health_checks().items():
+        try:
+            components[name] = check()
+        except Exception as exc:
+            components[name] = {"ok": False, "error": type(exc).__name__}
+    ok = all(component.get("ok") for component in components.values())
+    return JsonResponse({"status": "ok" if ok else "degraded", **components}, status=200 if ok else 503)

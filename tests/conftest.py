@@ -1,0 +1,85 @@
+"""Shared seed for every test: two tenants, the platform corpus, an admin, an analyst, a group member
+and an outsider, so each test can assert exactly who sees what.
+
+- tenant `acme`: admin (in group `hr`), analyst (in `leadership`), member (in `engineering`)
+- tenant `globex`: outsider (its admin; no rights in acme at all)
+- the platform corpus: the one `is_platform` tenant every tenant reads
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from groundwork import celery_app
+from groundwork.authority import Authority
+from groundwork.models import Principal, Tenant
+from groundwork.selectors import authority_for_service, authority_for_user, platform_tenant
+from groundwork.services import api_key_issue_delegated, group_member_add, membership_set, principal_ensure
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _inline_tasks():
+    # Tests run tasks inline unless a test starts a real worker itself.
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+
+
+@dataclass
+class World:
+    acme: Tenant
+    globex: Tenant
+    platform: Tenant
+    admin: object
+    analyst: object
+    member: object
+    outsider: object
+    groups: dict[str, Principal] = field(default_factory=dict)
+
+    def authority(self, user, tenant: Tenant | None = None) -> Authority:
+        return authority_for_user(user=user, tenant_slug=(tenant or self.acme).slug)
+
+    def service(self, tenant: Tenant | None = None, name: str = "test-job", role: str = "admin") -> Authority:
+        return authority_for_service(tenant=tenant or self.acme, service_name=name, role=role)
+
+    def client(self, user, tenant: Tenant | None = None) -> APIClient:
+        """An API client authenticated by a delegated key of `user` in `tenant` (default acme)."""
+        issued = api_key_issue_delegated(tenant=tenant or self.acme, owner=user, name=f"test-{user.username}")
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.raw_key}")
+        return client
+
+    def group(self, name: str, tenant: Tenant | None = None) -> Principal:
+        return principal_ensure(tenant=tenant or self.acme, kind=Principal.Kind.GROUP, raw=name)
+
+
+def _user(username: str):
+    return get_user_model().objects.create_user(
+        username=username, email=f"{username}@example.test", password="pw-for-tests-only"
+    )
+
+
+@pytest.fixture
+def world(db) -> World:
+    acme = Tenant.objects.create(slug="acme", name="Acme Corp")
+    globex = Tenant.objects.create(slug="globex", name="Globex Inc")
+    platform = platform_tenant()
+    admin, analyst, member, outsider = (_user(n) for n in ("admin", "analyst", "member", "outsider"))
+    membership_set(user=admin, tenant=acme, role="admin")
+    membership_set(user=analyst, tenant=acme, role="analyst")
+    membership_set(user=member, tenant=acme, role="member")
+    membership_set(user=outsider, tenant=globex, role="admin")
+    w = World(acme=acme, globex=globex, platform=platform, admin=admin, analyst=analyst, member=member,
+              outsider=outsider)
+    for name, user in (("hr", admin), ("leadership", analyst), ("engineering", member)):
+        group = w.group(name)
+        group_member_add(group=group, member=principal_ensure(tenant=acme, kind="user", raw=str(user.pk)))
+        w.groups[name] = group
+    w.groups["globex-hr"] = w.group("hr", globex)
+    group_member_add(group=w.groups["globex-hr"],
+                     member=principal_ensure(tenant=globex, kind="user", raw=str(outsider.pk)))
+    return w

@@ -1,0 +1,39 @@
+import re
+
+import pytest
+
+from groundwork.models import ApiKey
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(client, world):
+    world.admin.is_staff = world.admin.is_superuser = True
+    world.admin.save(update_fields=["is_staff", "is_superuser"])
+    client.force_login(world.admin)
+    return client
+
+
+@pytest.mark.parametrize("model", ["tenant", "principal", "groupmembership", "membership", "apikey", "apikeyuse"])
+def test_admin_lists_with_search(staff_client, model):
+    assert staff_client.get(f"/admin/platform/{model}/?q=acme").status_code == 200
+
+
+def test_creating_a_key_in_admin_shows_it_once(staff_client, world):
+    response = staff_client.post("/admin/platform/apikey/add/", {
+        "tenant": world.acme.pk, "name": "ci-bot", "kind": "service", "role": "member", "owner": "",
+    })
+    assert response.status_code == 200
+    raw = re.search(rb"gw_[0-9a-f]{8}_[A-Za-z0-9_-]+", response.content).group().decode()
+    key = ApiKey.objects.get(name="ci-bot")
+    assert key.hashed_key != raw and raw.startswith(f"gw_{key.prefix}_")
+    assert raw.encode() not in staff_client.get(f"/admin/platform/apikey/{key.pk}/change/").content
+
+
+def test_delegated_key_without_owner_is_a_form_error(staff_client, world):
+    response = staff_client.post("/admin/platform/apikey/add/", {
+        "tenant": world.acme.pk, "name": "x", "kind": "delegated", "role": "member", "owner": "",
+    })
+    assert response.status_code == 200 and b"needs an owner" in response.content
+    assert not ApiKey.objects.filter(name="x").exists()
