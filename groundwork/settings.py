@@ -170,3 +170,7 @@ LOGGING = {
 # and `page_urlpatterns` (mounted at /t/<tenant>/). The root URLconf reads this list, so the platform
 # layer composes the apps without importing them.
 GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.urls", "chat.urls"]
+
+# --- Knowledge: chunking -------------------------------------------------------------------------------
+CHUNK_TOKEN_BUDGET = env_int("CHUNK_TOKEN_BUDGET", 200, minimum=8)
+CHUNK_TOKEN_OVERLAP = env_int("CHUNK_TOKEN_OVERLAP", 40, minimum=0)

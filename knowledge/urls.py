@@ -1,2 +1,13 @@
-api_urlpatterns: list = []
+from django.urls import path
+
+from . import api
+
+api_urlpatterns = [
+    path("sources", api.SourceListApi.as_view(), name="sources"),
+    path("sources/<int:source_id>", api.SourceDetailApi.as_view(), name="source"),
+    path("sources/<int:source_id>/import", api.SourceImportApi.as_view(), name="source-import"),
+    path("documents", api.DocumentListApi.as_view(), name="documents"),
+    path("documents/<int:document_id>", api.DocumentDetailApi.as_view(), name="document"),
+    path("documents/<int:document_id>/chunks", api.DocumentChunksApi.as_view(), name="document-chunks"),
+]
 page_urlpatterns: list = []

@@ -1,0 +1,347 @@
+"""Knowledge API: sources, documents (JSON and multipart upload), chunks, bulk import. Thin views:
+parse, call one selector or service, render."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from groundwork.api import AuthorityAPIView
+from groundwork.permissions import IsTenantAdmin
+
+from . import selectors, services
+from .models import Source, Visibility
+from .parsing import FORMATS, format_for_filename
+
+
+class SourceSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    kind = serializers.ChoiceField(choices=Source.Kind.choices)
+    name = serializers.CharField(max_length=200)
+    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    corpus = serializers.SerializerMethodField()
+
+    def get_corpus(self, obj) -> str:
+        return "platform" if obj.tenant_id == self.context["authority"].platform_tenant_id else "tenant"
+
+
+class SourceUpdateSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Source.Kind.choices, required=False)
+    name = serializers.CharField(max_length=200, required=False)
+    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+
+
+class SourceListApi(AuthorityAPIView):
+    @extend_schema(summary="List sources", responses=SourceSerializer(many=True))
+    def get(self, request, **kwargs):
+        sources = selectors.sources_list(self.authority)
+        return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
+
+    @extend_schema(summary="Create a source (admin)", request=SourceSerializer, responses={201: SourceSerializer},
+                   examples=[OpenApiExample("wiki", value={"kind": "wiki", "name": "Team wiki",
+                                                           "base_url": "https://wiki.example.com/"})])
+    def post(self, request, **kwargs):
+        if not self.authority.is_admin:
+            raise NotFound()
+        data = _valid(SourceSerializer, request.data)
+        source = services.source_create(authority=self.authority, **data)
+        return Response(SourceSerializer(source, context={"authority": self.authority}).data, status=201)
+
+
+class SourceDetailApi(AuthorityAPIView):
+    @extend_schema(summary="A source", responses=SourceSerializer)
+    def get(self, request, source_id: int, **kwargs):
+        source = selectors.source_get(self.authority, source_id) or _not_found()
+        return Response(SourceSerializer(source, context={"authority": self.authority}).data)
+
+    @extend_schema(summary="Change a source (admin)", request=SourceUpdateSerializer, responses=SourceSerializer)
+    def patch(self, request, source_id: int, **kwargs):
+        source = selectors.source_writable(self.authority, source_id) or _not_found()
+        data = _valid(SourceUpdateSerializer, request.data)
+        source = services.source_update(authority=self.authority, source=source, **data)
+        return Response(SourceSerializer(source, context={"authority": self.authority}).data)
+
+    @extend_schema(summary="Delete a source and its documents (admin)", responses={204: None})
+    def delete(self, request, source_id: int, **kwargs):
+        source = selectors.source_writable(self.authority, source_id) or _not_found()
+        services.source_delete(authority=self.authority, source=source)
+        return Response(status=204)
+
+
+class DocumentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    source = serializers.SerializerMethodField()
+    external_id = serializers.CharField()
+    title = serializers.CharField()
+    record_url = serializers.CharField()
+    format = serializers.CharField()
+    author = serializers.SerializerMethodField()
+    visibility = serializers.CharField()
+    acl = serializers.SerializerMethodField()
+    metadata = serializers.JSONField()
+    content_hash = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    observed_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    corpus = serializers.SerializerMethodField()
+    chunk_count = serializers.IntegerField(required=False)
+    embedded_count = serializers.IntegerField(required=False)
+
+    def get_source(self, obj) -> dict:
+        return {"id": obj.source_id, "name": obj.source.name, "kind": obj.source.kind}
+
+    def get_author(self, obj) -> str | None:
+        return f"{obj.author.kind}:{obj.author.key}" if obj.author_id else None
+
+    def get_acl(self, obj) -> list[str] | None:
+        # Only admins see whom a document is shared with; members see only that it is restricted.
+        if not self.context["authority"].is_admin:
+            return None
+        return [f"{p.kind}:{p.key}" for p in obj.acl_principals.all()]
+
+    def get_corpus(self, obj) -> str:
+        return "platform" if obj.tenant_id == self.context["authority"].platform_tenant_id else "tenant"
+
+
+class DocumentDetailOutput(DocumentOutput):
+    text = serializers.CharField()
+
+
+class DocumentInputSerializer(serializers.Serializer):
+    source = serializers.IntegerField()
+    external_id = serializers.CharField(max_length=512)
+    title = serializers.CharField(max_length=500)
+    text = serializers.CharField(trim_whitespace=False)
+    format = serializers.ChoiceField(choices=FORMATS, default="text")
+    record_url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
+    author = serializers.CharField(required=False, allow_null=True, default=None)
+    created_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    updated_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    observed_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    metadata = serializers.JSONField(required=False, default=dict)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.WORKSPACE)
+    acl = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+
+class UploadSerializer(serializers.Serializer):
+    source = serializers.IntegerField()
+    file = serializers.FileField()
+    external_id = serializers.CharField(max_length=512, required=False)
+    title = serializers.CharField(max_length=500, required=False)
+    format = serializers.ChoiceField(choices=FORMATS, required=False)
+    record_url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.WORKSPACE)
+    acl = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+
+class IngestResultSerializer(serializers.Serializer):
+    document_id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    status = serializers.CharField()
+    chunk_count = serializers.IntegerField()
+
+
+class DocumentPatchSerializer(serializers.Serializer):
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    acl = serializers.ListField(child=serializers.CharField(), required=False)
+    title = serializers.CharField(max_length=500, required=False)
+    text = serializers.CharField(required=False, trim_whitespace=False)
+    format = serializers.ChoiceField(choices=FORMATS, required=False)
+    record_url = serializers.URLField(max_length=2000, required=False, allow_blank=True)
+    metadata = serializers.JSONField(required=False)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+def _valid(serializer_class, data):
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _not_found():
+    raise NotFound()
+
+
+def _document_input(data: dict) -> services.DocumentInput:
+    return services.DocumentInput(
+        external_id=data["external_id"], title=data["title"], body=data["text"], format=data["format"],
+        record_url=data.get("record_url") or "", author=data.get("author"), created_at=data.get("created_at"),
+        updated_at=data.get("updated_at"), observed_at=data.get("observed_at"), expires_at=data.get("expires_at"),
+        metadata=data.get("metadata") or {}, visibility=data["visibility"], acl=tuple(data.get("acl") or ()),
+    )
+
+
+class DocumentListApi(AuthorityAPIView):
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="List readable documents",
+        parameters=[OpenApiParameter("source", int), OpenApiParameter("q", str),
+                    OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        responses=DocumentOutput(many=True),
+    )
+    def get(self, request, **kwargs):
+        try:
+            source_id = int(request.query_params["source"]) if "source" in request.query_params else None
+        except ValueError as exc:
+            raise ValidationError({"source": "must be an integer"}) from exc
+        qs = selectors.documents_list(self.authority, source_id=source_id, query=request.query_params.get("q"))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(
+            DocumentOutput(page, many=True, context={"authority": self.authority}).data
+        )
+
+    @extend_schema(
+        summary="Create or replace a document (admin)",
+        description=("JSON body, or multipart with `file` (UTF-8 text, Markdown or HTML; format from the file "
+                     "name unless given). Same external id and content again → `unchanged`, no new rows. Any "
+                     "`tenant` key in metadata is dropped: the tenant is the caller's."),
+        request={"application/json": DocumentInputSerializer, "multipart/form-data": UploadSerializer},
+        responses={201: IngestResultSerializer, 200: IngestResultSerializer},
+        examples=[OpenApiExample("markdown page", request_only=True, value={
+            "source": 1, "external_id": "wiki/onboarding", "title": "Onboarding", "format": "markdown",
+            "text": "# Onboarding\n\nNew hires meet their buddy on day one.", "visibility": "restricted",
+            "acl": ["group:engineering", "email:lead@example.com"], "record_url": "https://wiki.example.com/onboarding",
+        })],
+    )
+    def post(self, request, **kwargs):
+        if not self.authority.is_admin:
+            raise NotFound()
+        if "file" in request.FILES:
+            item, source_id = self._from_upload(request)
+        else:
+            data = _valid(DocumentInputSerializer, request.data)
+            item, source_id = _document_input(data), data["source"]
+        source = selectors.source_writable(self.authority, source_id)
+        if source is None:
+            raise ValidationError({"source": "no such source in your tenant"})
+        result = services.document_ingest(authority=self.authority, source=source, item=item)
+        return Response(IngestResultSerializer(result).data, status=201 if result.status == "created" else 200)
+
+    def _from_upload(self, request):
+        data = _valid(UploadSerializer, request.data)
+        upload = data["file"]
+        if upload.size > settings.MAX_UPLOAD_BYTES:
+            raise _TooLarge(f"the file is {upload.size} bytes; the limit is {settings.MAX_UPLOAD_BYTES} bytes")
+        fmt = data.get("format") or format_for_filename(upload.name)
+        if fmt is None:
+            raise ValidationError({"format": f"cannot tell the format of {upload.name!r}; "
+                                             f"give format= one of {', '.join(FORMATS)}"})
+        try:
+            body = upload.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError({"file": "the file is not UTF-8 text"}) from exc
+        stem = upload.name.rsplit("/", 1)[-1]
+        item = services.DocumentInput(
+            external_id=data.get("external_id") or stem, title=data.get("title") or stem.rsplit(".", 1)[0],
+            body=body, format=fmt, record_url=data.get("record_url") or "", visibility=data["visibility"],
+            acl=tuple(data.get("acl") or ()),
+        )
+        return item, data["source"]
+
+
+class _TooLarge(ValidationError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
+class DocumentDetailApi(AuthorityAPIView):
+    @extend_schema(summary="A readable document with its text", responses=DocumentDetailOutput)
+    def get(self, request, document_id: int, **kwargs):
+        document = selectors.document_get(self.authority, document_id) or _not_found()
+        text = selectors.document_text_get(self.authority, document_id)
+        payload = DocumentOutput(document, context={"authority": self.authority}).data
+        return Response({**payload, "text": text})
+
+    @extend_schema(summary="Change a document: ACL, visibility, attributes or content (admin)",
+                   request=DocumentPatchSerializer, responses=DocumentOutput)
+    def patch(self, request, document_id: int, **kwargs):
+        document = selectors.document_writable(self.authority, document_id) or _not_found()
+        data = _valid(DocumentPatchSerializer, request.data)
+        content_keys = {"title", "text", "format", "record_url", "metadata", "expires_at"}
+        if content_keys & data.keys():
+            item = services.DocumentInput(
+                external_id=document.external_id, title=data.get("title", document.title),
+                body=data.get("text", document.text), format=data.get("format", document.format),
+                record_url=data.get("record_url", document.record_url),
+                author=f"{document.author.kind}:{document.author.key}" if document.author_id else None,
+                created_at=document.created_at, observed_at=document.observed_at,
+                expires_at=data.get("expires_at", document.expires_at),
+                metadata=data.get("metadata", document.metadata),
+                visibility=data.get("visibility", document.visibility),
+                acl=tuple(data["acl"]) if "acl" in data else tuple(
+                    f"{p.kind}:{p.key}" for p in document.acl_principals.all()),
+            )
+            services.document_ingest(authority=self.authority, source=document.source, item=item)
+        elif "visibility" in data or "acl" in data:
+            services.document_acl_set(
+                authority=self.authority, document=document, visibility=data.get("visibility", document.visibility),
+                acl=data["acl"] if "acl" in data else [f"{p.kind}:{p.key}" for p in document.acl_principals.all()],
+            )
+        updated = selectors.document_get(self.authority, document_id)
+        if updated is None:  # the change removed the caller's own read access
+            return Response({"id": document_id, "status": "updated"})
+        return Response(DocumentOutput(updated, context={"authority": self.authority}).data)
+
+    @extend_schema(summary="Delete a document, its chunks and what was derived from it (admin)",
+                   responses={204: None})
+    def delete(self, request, document_id: int, **kwargs):
+        document = selectors.document_writable(self.authority, document_id) or _not_found()
+        services.document_delete(authority=self.authority, document=document)
+        return Response(status=204)
+
+
+class ChunkOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    ordinal = serializers.IntegerField()
+    text = serializers.CharField()
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    heading_path = serializers.CharField()
+    token_count = serializers.IntegerField()
+    embedded = serializers.SerializerMethodField()
+
+    def get_embedded(self, obj) -> bool:
+        return obj.embedding_space_id is not None
+
+
+class DocumentChunksApi(AuthorityAPIView):
+    @extend_schema(summary="The chunks of a readable document", responses=ChunkOutput(many=True))
+    def get(self, request, document_id: int, **kwargs):
+        chunks = selectors.document_chunks(self.authority, document_id)
+        if chunks is None:
+            raise NotFound()
+        return Response(ChunkOutput(chunks, many=True).data)
+
+
+class ImportSerializer(serializers.Serializer):
+    records = DocumentInputSerializer(many=True)
+
+
+class SourceImportApi(AuthorityAPIView):
+    permission_classes = [IsTenantAdmin]
+
+    @extend_schema(
+        summary="Bulk import JSON records into a source (admin)",
+        description="Each record has the fields of a document (without `source`). Imported in short batches.",
+        request=ImportSerializer, responses={200: serializers.DictField(child=serializers.IntegerField())},
+    )
+    def post(self, request, source_id: int, **kwargs):
+        source = selectors.source_writable(self.authority, source_id) or _not_found()
+        records = request.data.get("records") if isinstance(request.data, dict) else None
+        if not isinstance(records, list) or not records:
+            raise ValidationError({"records": "give a non-empty list of records"})
+        for record in records:
+            if isinstance(record, dict):
+                record.setdefault("source", source.pk)
+        data = _valid(ImportSerializer, {"records": records})
+        counts = services.documents_import(authority=self.authority, source=source,
+                                           items=[_document_input(r) for r in data["records"]])
+        return Response(counts)

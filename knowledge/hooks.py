@@ -1,0 +1,43 @@
+"""The one place later layers hear that a document changed or went away.
+
+Findings and answers derive data from documents. They register a listener here from their
+AppConfig.ready(); the ingestion services call every listener inside the transaction that changes the
+document, so derived rows follow atomically (a listener that wants work after commit schedules it with
+transaction.on_commit itself). This is an explicit call, not a Django signal, so the order and the
+transaction are visible in the code that writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+DocumentEvent = Literal["created", "changed", "access_changed", "deleted"]
+
+
+@dataclass(frozen=True)
+class DocumentChange:
+    document_id: int
+    tenant_id: int
+    event: DocumentEvent
+
+
+Listener = Callable[[list[DocumentChange]], None]
+_listeners: dict[str, Listener] = {}
+
+
+def document_listener_register(name: str, listener: Listener) -> None:
+    """Register (or replace) a listener under a stable name."""
+    _listeners[name] = listener
+
+
+def document_listener_unregister(name: str) -> None:
+    _listeners.pop(name, None)
+
+
+def documents_changed_notify(changes: list[DocumentChange]) -> None:
+    if not changes:
+        return
+    for listener in list(_listeners.values()):
+        listener(changes)

@@ -1,0 +1,200 @@
+"""The corpus: sources, documents with ACLs, and chunks with full text and embeddings.
+
+Access columns on chunks (`tenant_id`, `visibility`, `acl`) and the `acl` array on documents are copies
+maintained by database triggers from the document and its DocumentAcl rows (migration 0002). Retrieval
+filters on them inside the same index scan, without a join per candidate; the triggers make sure no
+write path (service, admin inline, raw SQL) can leave them stale.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+from groundwork.models import Principal, Tenant
+
+# The vector column's dimension is fixed by migration 0002 from MODEL_EMBEDDING_DIM (default 384, the
+# MiniLM dimension). `manage.py reembed --dimension N` changes it; a mismatch with the embedder is
+# reported as a configuration fault, never a crash.
+DEFAULT_INDEX_DIMENSION = 384
+
+
+class Visibility(models.TextChoices):
+    WORKSPACE = "workspace", "Workspace (everyone in the tenant)"
+    RESTRICTED = "restricted", "Restricted (ACL principals only)"
+
+
+class Source(models.Model):
+    class Kind(models.TextChoices):
+        UPLOAD = "upload", "Upload"
+        FOLDER = "folder", "Folder"
+        WIKI = "wiki", "Wiki"
+        TICKETS = "tickets", "Tickets"
+        CHAT = "chat", "Chat"
+        EMAIL = "email", "E-mail"
+        DRIVE = "drive", "Drive"
+        OTHER = "other", "Other"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="sources")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UPLOAD)
+    name = models.CharField(max_length=200)
+    base_url = models.URLField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["tenant_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="knowledge_source_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class Document(models.Model):
+    class Format(models.TextChoices):
+        TEXT = "text", "Plain text"
+        MARKDOWN = "markdown", "Markdown"
+        HTML = "html", "HTML"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="documents")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=512)
+    title = models.CharField(max_length=500)
+    record_url = models.URLField(max_length=2000, blank=True)
+    author = models.ForeignKey(Principal, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    format = models.CharField(max_length=10, choices=Format.choices, default=Format.TEXT)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, blank=True)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.WORKSPACE)
+    acl_principals = models.ManyToManyField(Principal, through="DocumentAcl", related_name="readable_documents",
+                                            blank=True)
+    # Trigger-maintained copy of the DocumentAcl principal ids (see module docstring).
+    acl = ArrayField(models.BigIntegerField(), default=list, blank=True, editable=False)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    observed_at = models.DateTimeField()
+    expires_at = models.DateTimeField(null=True, blank=True)
+    ingested_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "external_id"], name="knowledge_document_unique_external_id"),
+            models.CheckConstraint(condition=Q(visibility__in=["workspace", "restricted"]),
+                                   name="knowledge_document_visibility"),
+            models.CheckConstraint(condition=~Q(text=""), name="knowledge_document_text_not_empty"),
+            models.CheckConstraint(condition=Q(expires_at__isnull=True) | Q(expires_at__gt=models.F("created_at")),
+                                   name="knowledge_document_expires_after_created"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "visibility"], name="knowledge_doc_tenant_vis_idx"),
+            GinIndex(fields=["acl"], name="knowledge_doc_acl_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class DocumentAcl(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="acl_entries")
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="acl_entries")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "principal"], name="knowledge_acl_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.principal} may read {self.document_id}"
+
+
+class EmbeddingSpace(models.Model):
+    """A (model, dimension) pair. Vectors from different spaces are never compared; exactly one space
+    is active for querying."""
+
+    model_id = models.CharField(max_length=200)
+    dimension = models.PositiveIntegerField()
+    is_active = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model_id", "dimension"], name="knowledge_space_unique"),
+            models.UniqueConstraint(fields=["is_active"], condition=Q(is_active=True),
+                                    name="knowledge_space_one_active"),
+            models.CheckConstraint(condition=Q(dimension__gt=0), name="knowledge_space_dimension_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} ({self.dimension}d)"
+
+
+class Chunk(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    heading_path = models.CharField(max_length=1000, blank=True)
+    token_count = models.PositiveIntegerField()
+    # Trigger-maintained copies of the document's access columns (see module docstring).
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", editable=False)
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, editable=False)
+    acl = ArrayField(models.BigIntegerField(), default=list, blank=True, editable=False)
+    search = models.GeneratedField(
+        expression=SearchVector("heading_path", weight="A", config="english")
+        + SearchVector("text", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    embedding = VectorField(dimensions=DEFAULT_INDEX_DIMENSION, null=True, blank=True)
+    embedding_space = models.ForeignKey(EmbeddingSpace, null=True, blank=True, on_delete=models.SET_NULL,
+                                        related_name="chunks")
+    embedded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["document_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="knowledge_chunk_unique_ordinal"),
+            models.CheckConstraint(condition=Q(end__gt=models.F("start")), name="knowledge_chunk_nonempty_span"),
+            models.CheckConstraint(
+                condition=Q(embedding__isnull=True) | Q(embedding_space__isnull=False),
+                name="knowledge_chunk_embedding_has_space",
+            ),
+        ]
+        indexes = [
+            GinIndex(fields=["search"], name="knowledge_chunk_search_gin"),
+            HnswIndex(name="knowledge_chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
+            models.Index(fields=["tenant", "visibility"], name="knowledge_chunk_tenant_vis_idx"),
+            GinIndex(fields=["acl"], name="knowledge_chunk_acl_gin"),
+            models.Index(fields=["embedding_space"], name="knowledge_chunk_space_idx",
+                         condition=Q(embedding__isnull=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+
+class ConfigurationFault(models.Model):
+    """A misconfiguration noticed at run time (e.g. embedder dimension ≠ index dimension), reported
+    once while open instead of once per document."""
+
+    code = models.CharField(max_length=64)
+    message = models.TextField()
+    first_seen = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField(auto_now=True)
+    occurrences = models.PositiveIntegerField(default=1)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-last_seen"]
+        constraints = [
+            models.UniqueConstraint(fields=["code"], condition=Q(resolved_at__isnull=True),
+                                    name="knowledge_fault_one_open_per_code"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message[:60]}"

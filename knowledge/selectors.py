@@ -1,0 +1,73 @@
+"""Reads of the knowledge app. Every tenant-scoped read starts from knowledge.access."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from groundwork.authority import Authority
+from groundwork.models import Principal
+
+from .access import readable_chunks, readable_documents
+from .models import Chunk, Document, Source
+
+
+def sources_list(authority: Authority) -> QuerySet[Source]:
+    """The caller's own sources plus the platform corpus's (read-only to tenants)."""
+    return Source.objects.filter(tenant_id__in=authority.corpus_tenant_ids).order_by("name")
+
+
+def source_get(authority: Authority, source_id: int) -> Source | None:
+    return sources_list(authority).filter(pk=source_id).first()
+
+
+def source_writable(authority: Authority, source_id: int) -> Source | None:
+    """A source the caller may write into: its own tenant's, and only for admins."""
+    if not authority.is_admin:
+        return None
+    return Source.objects.filter(pk=source_id, tenant_id=authority.tenant_id).first()
+
+
+def documents_list(
+    authority: Authority, *, source_id: int | None = None, query: str | None = None,
+    updated_after: datetime | None = None, updated_before: datetime | None = None,
+) -> QuerySet[Document]:
+    qs = readable_documents(authority).select_related("source", "author")
+    if source_id is not None:
+        qs = qs.filter(source_id=source_id)
+    if query:
+        qs = qs.filter(Q(title__icontains=query) | Q(external_id__icontains=query))
+    if updated_after is not None:
+        qs = qs.filter(updated_at__gte=updated_after)
+    if updated_before is not None:
+        qs = qs.filter(updated_at__lt=updated_before)
+    qs = qs.annotate(
+        chunk_count=Count("chunks", distinct=True),
+        embedded_count=Count("chunks", filter=Q(chunks__embedding_space__isnull=False), distinct=True),
+    )
+    if authority.is_admin:
+        qs = qs.prefetch_related(Prefetch("acl_principals", queryset=Principal.objects.order_by("kind", "key")))
+    return qs.defer("text").order_by("-updated_at", "id")
+
+
+def document_get(authority: Authority, document_id: int) -> Document | None:
+    return documents_list(authority).filter(pk=document_id).first()
+
+
+def document_text_get(authority: Authority, document_id: int) -> str | None:
+    return readable_documents(authority).filter(pk=document_id).values_list("text", flat=True).first()
+
+
+def document_writable(authority: Authority, document_id: int) -> Document | None:
+    """Admins change documents of their own tenant that they can read; missing, foreign and unreadable
+    all look the same."""
+    if not authority.is_admin:
+        return None
+    return readable_documents(authority).filter(pk=document_id, tenant_id=authority.tenant_id).first()
+
+
+def document_chunks(authority: Authority, document_id: int) -> QuerySet[Chunk] | None:
+    if not readable_documents(authority).filter(pk=document_id).exists():
+        return None
+    return readable_chunks(authority).filter(document_id=document_id).order_by("ordinal").defer("embedding")

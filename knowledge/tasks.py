@@ -1,0 +1,27 @@
+import logging
+
+from celery import shared_task
+
+from .embedding import chunks_embed
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, max_retries=5, default_retry_delay=30, soft_time_limit=600, time_limit=660,
+             acks_late=True)
+def chunks_embed_task(self, document_ids: list[int]) -> dict:
+    """Embed the chunks of these documents that have no vector yet. Safe to run twice: embedded
+    chunks are skipped; deleted documents simply have no chunks left."""
+    from .embedders import EmbeddingError
+
+    try:
+        report = chunks_embed(document_ids=document_ids)
+    except EmbeddingError as exc:
+        if self.request.is_eager:
+            # Inline mode: the ingest already committed and chunks are full-text searchable; a later
+            # `manage.py reembed` fills the gap. Failing the caller's request would lose nothing but help no one.
+            logger.warning("embedding failed inline for documents %s: %s", document_ids[:5], exc)
+            return {"error": str(exc)}
+        logger.warning("embedding failed for documents %s: %s; retrying", document_ids[:5], exc)
+        raise self.retry(exc=exc) from exc
+    return report.__dict__

@@ -1,0 +1,48 @@
+from dataclasses import dataclass
+
+import pytest
+
+from knowledge.models import Document, Source
+from knowledge.services import DocumentInput, document_ingest
+
+
+@dataclass
+class Corpus:
+    acme_wiki: Source
+    globex_wiki: Source
+    platform_ref: Source
+    acme_public: Document
+    acme_hr: Document
+    acme_eng: Document
+    globex_doc: Document
+    platform_doc: Document
+
+
+def ingest(world, source, tenant=None, **fields) -> Document:
+    authority = world.service(tenant or source.tenant, name="fixture-loader", role="admin")
+    defaults = {"format": "text"}
+    result = document_ingest(authority=authority, source=source, item=DocumentInput(**{**defaults, **fields}))
+    return Document.objects.get(pk=result.document_id)
+
+
+@pytest.fixture
+def corpus(world) -> Corpus:
+    acme_wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Acme wiki", base_url="https://wiki.acme.test/")
+    globex_wiki = Source.objects.create(tenant=world.globex, kind="wiki", name="Globex wiki")
+    platform_ref = Source.objects.create(tenant=world.platform, kind="wiki", name="Reference")
+    return Corpus(
+        acme_wiki=acme_wiki, globex_wiki=globex_wiki, platform_ref=platform_ref,
+        acme_public=ingest(world, acme_wiki, external_id="pub", title="Laptop policy",
+                           body="Every engineer receives a laptop on day one. Replacements take five days.",
+                           record_url="https://wiki.acme.test/laptops", author="email:admin@example.test"),
+        acme_hr=ingest(world, acme_wiki, external_id="hr", title="Q4 workforce plan",
+                       body="CANARY-HR-7731 The workforce plan reduces the robotics team by four people.",
+                       visibility="restricted", acl=("group:hr",), author="email:admin@example.test"),
+        acme_eng=ingest(world, acme_wiki, external_id="eng", title="Incident review",
+                        body="The deploy pipeline failed because the laptop fleet certificate expired.",
+                        visibility="restricted", acl=("group:engineering",)),
+        globex_doc=ingest(world, globex_wiki, external_id="g1", title="Globex laptops",
+                          body="CANARY-GLOBEX-1142 Globex laptops are leased for three years."),
+        platform_doc=ingest(world, platform_ref, external_id="p1", title="Citation guide",
+                            body="Every answer cites the record it came from, including laptop policies."),
+    )
