@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from .dburl import database_config
-from .env import env_bool, env_int, env_list, env_str
+from .env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GROUNDWORK_VAR_DIR", str(BASE_DIR / "var")))
@@ -174,3 +174,22 @@ GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.url
 # --- Knowledge: chunking -------------------------------------------------------------------------------
 CHUNK_TOKEN_BUDGET = env_int("CHUNK_TOKEN_BUDGET", 200, minimum=8)
 CHUNK_TOKEN_OVERLAP = env_int("CHUNK_TOKEN_OVERLAP", 40, minimum=0)
+
+# --- Embeddings --------------------------------------------------------------------------------------
+# EMBEDDER picks the semantic channel: "onnx" (offline MiniLM, 384 dims, the default), "openai" (any
+# OpenAI-compatible server) or "none" (lexical retrieval only). See knowledge/embedders/.
+EMBEDDER = env_str("EMBEDDER", "onnx")
+if EMBEDDER not in ("onnx", "openai", "none"):
+    raise ImproperlyConfigured(f"EMBEDDER must be onnx, openai or none, got {EMBEDDER!r}")
+EMBEDDING_URL = env_str("EMBEDDING_URL")  # e.g. http://127.0.0.1:8080/v1 (the /v1 may be left off)
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY")
+if EMBEDDER == "openai" and not (EMBEDDING_URL and EMBEDDING_MODEL):
+    raise ImproperlyConfigured("EMBEDDER=openai needs EMBEDDING_URL and EMBEDDING_MODEL")
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)  # texts per request / per ONNX run
+EMBEDDING_TIMEOUT = env_float("EMBEDDING_TIMEOUT", 30.0)
+EMBEDDING_QUERY_INSTRUCTION = env_str("EMBEDDING_QUERY_INSTRUCTION", "")  # e.g. "query: " for e5 models
+EMBEDDING_ONNX_THREADS = env_int("EMBEDDING_ONNX_THREADS", 0, minimum=0)  # 0: the core count, at most 4
+# The width of the vector columns. Unset: the embedder's own (384 for onnx; probed from the server for
+# openai). Set it for openai so startup needs no probe request and a model swap is caught.
+MODEL_EMBEDDING_DIM = env_int("MODEL_EMBEDDING_DIM", 0, minimum=0) or None
