@@ -325,13 +325,21 @@ class ImportSerializer(serializers.Serializer):
     records = DocumentInputSerializer(many=True)
 
 
+class ImportResultSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    metadata_updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    chunks = serializers.IntegerField()
+
+
 class SourceImportApi(AuthorityAPIView):
     permission_classes = [IsTenantAdmin]
 
     @extend_schema(
         summary="Bulk import JSON records into a source (admin)",
         description="Each record has the fields of a document (without `source`). Imported in short batches.",
-        request=ImportSerializer, responses={200: serializers.DictField(child=serializers.IntegerField())},
+        request=ImportSerializer, responses={200: ImportResultSerializer},
     )
     def post(self, request, source_id: int, **kwargs):
         source = selectors.source_writable(self.authority, source_id) or _not_found()
