@@ -170,3 +170,13 @@ LOGGING = {
 # and `page_urlpatterns` (mounted at /t/<tenant>/). The root URLconf reads this list, so the platform
 # layer composes the apps without importing them.
 GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.urls", "chat.urls"]
+
+# --- Findings: consolidation thresholds -----------------------------------------------------------------
+# Kept apart (and importing its own helper) so the findings work merges without touching the blocks above.
+# Cosine similarity between a new set/event fact and its nearest live claim: at or above the auto-merge
+# threshold with the same object the new fact is a repeat (NOOP); below the borderline floor it is new (ADD);
+# in between a model decides. findings.checks verifies floor <= threshold at startup.
+from .env import env_float  # noqa: E402
+
+CONSOLIDATION_AUTO_MERGE_THRESHOLD = env_float("CONSOLIDATION_AUTO_MERGE_THRESHOLD", 0.9)
+CONSOLIDATION_BORDERLINE_FLOOR = env_float("CONSOLIDATION_BORDERLINE_FLOOR", 0.75)

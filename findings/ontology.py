@@ -1,0 +1,21 @@
+"""A plain, DB-free view of the ontology, so extractors and the audit can be exercised without a database."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+GENERIC_RELATION = "related_to"
+POLICIES = ("state", "set", "event", "generic")
+
+
+@dataclass(frozen=True)
+class RelationSpec:
+    name: str
+    policy: str
+    phrasings: tuple[str, ...] = ()
+
+
+def predicate_key(predicate: str) -> str:
+    """`"Reports To"`, `"reports-to"` and `"reports_to"` all name the same relation."""
+    return re.sub(r"[^a-z0-9]+", "_", predicate.strip().casefold()).strip("_")
