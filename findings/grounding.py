@@ -174,7 +174,8 @@ def enclosing_sentence(text: str, start: int, end: int) -> str:
     for match in _SENTENCE_END.finditer(text, 0, start):
         begin = match.end()
     finish = len(text)
-    tail = _SENTENCE_END.search(text, end)
+    # A quote usually ends with its own full stop; that stop closes the sentence, so look from it, not past it.
+    tail = _SENTENCE_END.search(text, max(start, end - 1))
     if tail is not None:
         finish = tail.end()
     return text[begin:finish]
