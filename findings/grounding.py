@@ -70,16 +70,14 @@ def quote_interval(text: str, quote: str) -> tuple[int, int] | None:
 
     An exact match wins (the common, free case). Otherwise both sides are folded alike and the folded quote
     is searched for; a hit is only accepted where it starts and ends on whole source characters, so a quote
-    "s" never claims half of a 'ß'. Returns None for a blank quote or when nothing aligns.
+    "s" never claims half of a 'ß'. Returns None for a quote that folds to nothing or when nothing aligns.
     """
-    if not quote or not quote.strip():
-        return None
+    needle = fold(quote) if quote else ""
+    if not needle:
+        return None  # blank, or only backticks and whitespace: nothing to stand on
     exact = text.find(quote)
     if exact >= 0:
         return exact, exact + len(quote)
-    needle = fold(quote)
-    if not needle:
-        return None
     haystack, offsets = fold_with_offsets(text)
     position = haystack.find(needle)
     while position >= 0:
