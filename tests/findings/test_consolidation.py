@@ -197,3 +197,12 @@ def test_prompt_numbers_candidates_and_lists_only_their_own_catalog():
     assert lines[1] == f"  - recorded [{CLAIM_A}] (similarity 0.82): Payments uses RabbitMQ"
     assert lines[2] == "New fact 2: Atlas depends on Ledger"
     assert lines[5:] == ["New fact 3: Acme launched Beacon", "  (no recorded facts)"]
+
+
+def test_startup_check_rejects_an_inverted_band(settings):
+    from findings.checks import consolidation_thresholds
+
+    assert consolidation_thresholds() == []
+    settings.CONSOLIDATION_BORDERLINE_FLOOR = 0.95
+    (error,) = consolidation_thresholds()
+    assert error.id == "findings.E001"
