@@ -193,3 +193,10 @@ EMBEDDING_ONNX_THREADS = env_int("EMBEDDING_ONNX_THREADS", 0, minimum=0)  # 0: t
 # The width of the vector columns. Unset: the embedder's own (384 for onnx; probed from the server for
 # openai). Set it for openai so startup needs no probe request and a model swap is caught.
 MODEL_EMBEDDING_DIM = env_int("MODEL_EMBEDDING_DIM", 0, minimum=0) or None
+
+# --- Findings: consolidation thresholds -----------------------------------------------------------------
+# Cosine similarity between a new set/event fact and its nearest live claim: at or above the auto-merge
+# threshold with the same object the new fact is a repeat (NOOP); below the borderline floor it is new (ADD);
+# in between a model decides. findings.checks verifies floor <= threshold at startup.
+CONSOLIDATION_AUTO_MERGE_THRESHOLD = env_float("CONSOLIDATION_AUTO_MERGE_THRESHOLD", 0.9)
+CONSOLIDATION_BORDERLINE_FLOOR = env_float("CONSOLIDATION_BORDERLINE_FLOOR", 0.75)

@@ -1,0 +1,110 @@
+import pytest
+
+from findings.extractors.base import Extractor
+from findings.extractors.patterns import PatternsExtractor, sentences
+from findings.grounding import GroundedProjection
+from findings.selectors import ontology_specs
+
+
+def _triples(text, specs):
+    extraction = PatternsExtractor().extract(chunk_text=text, ontology=specs, context={})
+    return [(f.subject, f.predicate, f.object, f.valid_from) for f in extraction.facts], extraction
+
+
+def test_it_is_an_extractor():
+    extractor: Extractor = PatternsExtractor()
+    assert extractor.name == "patterns"
+
+
+def test_sentences_keep_offsets_and_drop_list_markers():
+    text = "Atlas v2.5 shipped.  Then Beacon launched!\n- Priya owns Billing\n\n1) Tom left Acme."
+    assert [text[s:e] for s, e in sentences(text)] == [
+        "Atlas v2.5 shipped.", "Then Beacon launched!", "Priya owns Billing", "Tom left Acme.",
+    ]
+
+
+def test_role_change_with_a_date(specs):
+    text = "On 2025-03-01 Priya Nair took over as Head of Support from Tom Becker."
+    triples, extraction = _triples(text, specs)
+    assert triples == [("Priya Nair", "role", "Head of Support", "2025-03-01")]
+    (fact,) = extraction.facts
+    assert fact.quote == text
+    assert fact.statement == text
+    assert {(e.name, e.kind) for e in extraction.entities} == {("Priya Nair", "person"), ("Head of Support", "role")}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Tom Becker reports to Priya Nair.", ("Tom Becker", "reports_to", "Priya Nair", None)),
+    ("Priya Nair is the owner of the Billing Service.", ("Priya Nair", "owns", "Billing Service", None)),
+    ("Project Atlas is currently on hold.", ("Project Atlas", "status", "on hold", None)),
+    ("Atlas has a budget of $2.5M for 2025.", ("Atlas", "budget", "$2.5M", None)),
+    ("The Payments Team uses `pgbouncer` in production.", ("Payments Team", "uses", "pgbouncer", None)),
+    ("@sam is a member of the Platform Guild.", ("@sam", "member_of", "Platform Guild", None)),
+    ("Acme Corp acquired Globex Inc on 14 July 2024.", ("Acme Corp", "acquired", "Globex Inc", "2024-07-14")),
+    ("Beacon Labs launched Beacon Search in May 2025.", ("Beacon Labs", "launched", "Beacon Search", "2025-05-01")),
+    ("The Berlin Office is headquartered in Berlin.", ("Berlin Office", "located_in", "Berlin", None)),
+    ("Priya Nair officially became CTO on March 3, 2025.", ("Priya Nair", "role", "CTO", "2025-03-03")),
+])
+def test_realistic_sentences(specs, text, expected):
+    triples, _ = _triples(text, specs)
+    assert triples == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "Priya Nair may take over as Head of Support.",
+    "Tom Becker is not the owner of Billing.",
+    "Tom Becker isn't the owner of Billing.",
+    "Acme reportedly acquired Globex.",
+    "Acme plans to acquire Globex.",
+    "Beacon is expected to launch Atlas.",
+    "We use Kafka.",
+    "the team uses kafka.",
+])
+def test_hedged_or_nameless_sentences_propose_nothing(specs, text):
+    triples, extraction = _triples(text, specs)
+    assert triples == []
+    assert extraction.entities == ()
+
+
+def test_a_name_in_another_clause_is_not_the_subject(specs):
+    triples, _ = _triples("Tom Becker said the Payments Team uses Kafka.", specs)
+    assert triples == [("Payments Team", "uses", "Kafka", None)]
+
+
+def test_a_conjunction_breaks_the_subject(specs):
+    triples, _ = _triples("The Payments Team uses `pgbouncer` and relies on Stripe.", specs)
+    assert triples == [("Payments Team", "uses", "pgbouncer", None)]
+
+
+def test_every_proposal_survives_the_audit(specs):
+    text = (
+        "# Support update\n"
+        "On 2025-03-01 Priya Nair took over as Head of Support from Tom Becker. Tom Becker reports to Priya Nair.\n"
+        "- Project Atlas is currently on hold.\n"
+        "- The Payments Team uses `pgbouncer`.\n"
+        "Rumour: Acme may acquire Globex. Acme Corp acquired Initech on 3 May 2025."
+    )
+    extraction = PatternsExtractor().extract(chunk_text=text, ontology=specs, context={})
+    projection = GroundedProjection.from_extraction(extraction, text, specs)
+    assert projection.quality.proposed == 5
+    assert projection.quality.accepted == 5
+    for fact in projection.accepted:
+        assert text[fact.quote_start:fact.quote_end] == fact.quote
+    assert ("Acme Corp", "acquired", "Initech") in {(f.subject, f.predicate, f.object) for f in projection.accepted}
+
+
+def test_the_generic_relation_is_never_proposed(specs):
+    from findings.ontology import RelationSpec
+
+    with_generic = [*specs, RelationSpec("related_to", "generic", ("is related to",))]
+    triples, _ = _triples("Atlas is related to Beacon.", with_generic)
+    assert triples == []
+
+
+@pytest.mark.django_db
+def test_works_with_the_ontology_from_the_database():
+    text = "Tom Becker left Acme Corp on 2024-12-31."
+    extraction = PatternsExtractor().extract(chunk_text=text, ontology=ontology_specs(), context={})
+    assert [(f.subject, f.predicate, f.object, f.valid_from) for f in extraction.facts] == [
+        ("Tom Becker", "left", "Acme Corp", "2024-12-31")
+    ]
