@@ -66,7 +66,6 @@ class Context:
     over_budget: list[Evidence] = field(default_factory=list)
 
 
-
 def _shingles(tokens: list[str]) -> set[tuple[str, ...]]:
     if len(tokens) < 3:
         return {tuple(tokens)}
