@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from chat.evidence import Evidence
 
@@ -78,6 +79,10 @@ class Citation:
     start: int
     end: int
 
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, for the `sources` event sent before the first answer token."""
+        return asdict(self)
+
 
 def citation_for(label: str, evidence: Evidence) -> Citation:
     return Citation(
@@ -97,3 +102,8 @@ def citation_for(label: str, evidence: Evidence) -> Citation:
 def citations_for(text: str, label_map: Mapping[str, Evidence]) -> list[Citation]:
     """The citations an answer actually uses, in order of first use; unknown labels are ignored."""
     return [citation_for(label, label_map[label]) for label in find_labels(text) if label in label_map]
+
+
+def all_citations(label_map: Mapping[str, Evidence]) -> list[Citation]:
+    """Every source given to the model, in label order: streamed first so labels are clickable on arrival."""
+    return [citation_for(label, item) for label, item in label_map.items()]

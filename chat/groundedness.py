@@ -26,7 +26,6 @@ MIN_SIMILARITY = 0.75
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 
 _NAME = re.compile(r"\b[A-Z][\w'’&.-]*[\w]|\b[A-Z]\b")
-_LEADING_CLUSTER = re.compile(CLUSTER_RE.pattern.replace("[ \\t]*", "\\s*", 1))
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ def split_claims(answer_text: str) -> list[tuple[str, list[str]]]:
     segments = [answer_text[s:e] for s, e in sentence_spans(answer_text)]
     claims: list[list[str]] = []  # [text, raw text with labels]
     for segment in segments:
-        lead = _LEADING_CLUSTER.match(segment)
+        lead = CLUSTER_RE.match(segment)  # segments are trimmed, so a cluster here opens the sentence
         if lead and claims:
             claims[-1][1] += " " + lead.group(0)
             segment = segment[lead.end() :]

@@ -79,6 +79,8 @@ def render_answer_html(markdown_text: str, label_map: Mapping[str, Evidence]) ->
         return "".join(citation_link(label) for label in labels if label in label_map)
 
     html = re.sub(rf"{token}x(\d+)x", unpark, html)
+    # Top-level headings would outrank the page's own; the answer gets h3 and below.
+    html = re.sub(r"<(/?)h[12]>", r"<\1h3>", html)
     return sanitise_html(html)
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from chat.citations import citations_for, find_labels, strip_invalid_labels
+from chat.citations import all_citations, citations_for, find_labels, strip_invalid_labels
 from tests.chat.factories import evidence
 
 
@@ -41,3 +41,21 @@ def test_citations_for_returns_record_level_citations_with_the_fragment():
     assert cites[1].title == "FY26 budget"
     assert (cites[1].fragment, cites[1].start, cites[1].end) == ("Headcount is frozen in Operations.", 40, 74)
     assert cites[1].chunk_id == first.chunk_id and cites[1].document_id == first.document_id
+
+
+def test_all_citations_for_the_sources_event_are_json_ready():
+    first, second = evidence("One."), evidence("Two.")
+    payload = [c.as_dict() for c in all_citations({"S1": first, "S2": second})]
+    assert [p["label"] for p in payload] == ["S1", "S2"]
+    assert payload[0] == {
+        "label": "S1",
+        "record_url": first.record_url,
+        "title": first.title,
+        "document_id": first.document_id,
+        "chunk_id": first.chunk_id,
+        "source_kind": "confluence",
+        "source_name": "Handbook",
+        "fragment": "One.",
+        "start": first.start,
+        "end": first.end,
+    }

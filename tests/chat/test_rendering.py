@@ -105,6 +105,10 @@ def test_allowed_markdown_survives():
         assert fragment in html, html
 
 
+def test_top_level_headings_are_demoted():
+    assert render_answer_html("# Big\n\n## Less", {}) == "<h3>Big</h3>\n<h3>Less</h3>"
+
+
 @pytest.mark.parametrize(
     "target",
     ["javascript:alert(1)", "//attacker.example/x", "/relative", "data:text/html,x", "vbscript:x", "ftp://h/x"],
