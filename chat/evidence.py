@@ -1,0 +1,42 @@
+"""The unit the answer pipeline works on: one retrieved chunk, already ACL-filtered and fused.
+
+Retrieval builds these from its rows; everything in `chat` below the API takes them as plain values so
+the pipeline can be tested without a database or a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Corpus = Literal["tenant", "platform"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    chunk_id: int
+    document_id: int
+    title: str
+    record_url: str
+    source_kind: str
+    source_name: str
+    text: str
+    # Offsets of `text` within its document, so a citation can point at the exact fragment.
+    start: int
+    end: int
+    score: float  # fused (RRF) score, higher is better
+    lexical_rank: int | None = None
+    vector_rank: int | None = None
+    corpus: Corpus = "tenant"
+
+    @property
+    def found_by_both(self) -> bool:
+        return self.lexical_rank is not None and self.vector_rank is not None
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """Evidence as the model sees it: under a per-answer label such as "S1"."""
+
+    label: str
+    evidence: Evidence

@@ -1,0 +1,117 @@
+"""The offline answer provider: an answer made only of sentences copied from the evidence.
+
+Used when no model is configured, and as the fallback when the model is unavailable. Every character of
+the answer except the [Sn] labels is verbatim evidence text, so it cannot hallucinate; what it can do is
+pick weak sentences, which is why it scores them against the question's key terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chat.evidence import Labelled
+from chat.sentences import sentence_spans
+from chat.terms import key_terms, term_set, words
+
+__all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
+
+# Rank bonus for the best-ranked evidence, decaying with rank; small so it only breaks near-ties.
+RANK_BONUS = 0.05
+# Sentences sharing this share of their words are the same statement from two copies of a document.
+NEAR_DUPLICATE_OVERLAP = 0.8
+MIN_SENTENCE_WORDS = 3
+
+
+@dataclass(frozen=True)
+class ExtractedSentence:
+    sentence: str
+    label: str
+    start: int  # offsets within the chunk text
+    end: int
+    doc_start: int  # the same span within the document
+    doc_end: int
+    score: float
+
+
+@dataclass(frozen=True)
+class ExtractiveAnswer:
+    text: str
+    sentences: list[ExtractedSentence]
+
+    @property
+    def empty(self) -> bool:
+        return not self.sentences
+
+
+def _idf(terms: Sequence[str], evidence: Sequence[Labelled]) -> dict[str, float]:
+    """Inverse document frequency of each term over the evidence chunks; 0 for terms no chunk contains."""
+    chunk_terms = [term_set(item.evidence.text) for item in evidence]
+    total = len(chunk_terms)
+    weights = {}
+    for term in terms:
+        df = sum(1 for terms_of_chunk in chunk_terms if term in terms_of_chunk)
+        weights[term] = math.log(1 + total / df) if df else 0.0
+    return weights
+
+
+def _near_duplicate(a: set[str], b: set[str]) -> bool:
+    if not a or not b:
+        return a == b
+    return len(a & b) / min(len(a), len(b)) >= NEAR_DUPLICATE_OVERLAP
+
+
+def compose_extractive_answer(
+    question: str, labelled_evidence: Sequence[Labelled], *, max_sentences: int = 4
+) -> ExtractiveAnswer:
+    """Pick up to `max_sentences` evidence sentences that best cover the question, each followed by its label.
+
+    Sentences are shown grouped by source in rank order and, within a source, in document order. An empty
+    answer (no sentence shares a key term with the question) means the caller should say "not found".
+    """
+    terms = key_terms(question)
+    if not terms or not labelled_evidence or max_sentences <= 0:
+        return ExtractiveAnswer(text="", sentences=[])
+    idf = _idf(terms, labelled_evidence)
+    # Terms absent from every chunk still count in the denominator at the highest weight: a sentence that
+    # covers only the easy half of a question should not score as if it covered all of it.
+    missing_weight = math.log(1 + len(labelled_evidence))
+    total_weight = sum(weight or missing_weight for weight in idf.values())
+
+    candidates: list[tuple[float, int, ExtractedSentence, set[str]]] = []
+    for rank, item in enumerate(labelled_evidence):
+        text = item.evidence.text
+        for start, end in sentence_spans(text):
+            sentence = text[start:end]
+            if len(words(sentence)) < MIN_SENTENCE_WORDS:
+                continue
+            stems = term_set(sentence)
+            matched = sum(idf[t] for t in terms if t in stems)
+            if matched <= 0:
+                continue
+            score = matched / total_weight + RANK_BONUS / (1 + rank)
+            extracted = ExtractedSentence(
+                sentence=sentence,
+                label=item.label,
+                start=start,
+                end=end,
+                doc_start=item.evidence.start + start,
+                doc_end=item.evidence.start + end,
+                score=round(score, 6),
+            )
+            candidates.append((score, rank, extracted, stems))
+
+    candidates.sort(key=lambda c: (-c[0], c[1], c[2].start))
+    chosen: list[tuple[int, ExtractedSentence, set[str]]] = []
+    for _score, rank, extracted, stems in candidates:
+        if len(chosen) >= max_sentences:
+            break
+        if any(_near_duplicate(stems, other) for _, _, other in chosen):
+            continue
+        chosen.append((rank, extracted, stems))
+
+    chosen.sort(key=lambda c: (c[0], c[1].start))
+    sentences = [extracted for _, extracted, _ in chosen]
+    text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
+    return ExtractiveAnswer(text=text, sentences=sentences)

@@ -1,0 +1,169 @@
+"""The refusal gate: before generating, decide whether the evidence can support an answer at all.
+
+Signals, all cheap and model-free: whether the top evidence was found by both retrieval channels (a
+lexical and a semantic match agreeing is strong evidence of relevance), the top fused score, and how many of
+the question's key terms the top evidence contains. Refusing is the safe outcome: an honest "not found"
+costs less than a confident fabrication. A refusal becomes a gap event; its kind tells "the records do
+not have this" apart from "retrieval did not surface it", and the two are never merged.
+
+Thresholds are module constants overridable in settings (`ANSWER_GATE_MIN_COVERAGE` ...).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from chat.evidence import Evidence
+from chat.terms import STOPWORDS, canonical_number, content_words, key_terms, normalise, stem, term_set
+
+# Share of the question's key terms the top evidence must contain.
+ANSWER_GATE_MIN_COVERAGE = 0.5
+# Without channel agreement, demand near-complete coverage instead: a lexical-only hit on half the words
+# is often a different topic sharing vocabulary.
+ANSWER_GATE_SOLO_COVERAGE = 0.8
+# Minimum fused score of the best evidence. With RRF (k=60) a rank-40 hit in one channel scores ~0.01.
+ANSWER_GATE_MIN_SCORE = 0.01
+# A fused score at or above this counts as full marks in the confidence blend (rank 1 in both channels).
+ANSWER_GATE_STRONG_SCORE = 2 / 61
+# How many of the best-ranked items count as "the top evidence".
+ANSWER_GATE_TOP_K = 3
+# Below this confidence a refusal is worth one repeat search with a reformulated query.
+ANSWER_GATE_RETRY_BELOW = 0.6
+
+
+def _setting(name: str, default: float, override: float | None = None) -> float:
+    return float(getattr(settings, name, default)) if override is None else override
+
+
+class GapKind(enum.StrEnum):
+    KNOWLEDGE_MISSING = "knowledge_missing"  # the records do not seem to contain this
+    RETRIEVAL_FAILED = "retrieval_failed"  # related material exists but was not surfaced well enough
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    answer: bool
+    reason: str
+    confidence: float
+    coverage: float
+    gap_kind: GapKind | None = None
+
+    @property
+    def retry_worthwhile(self) -> bool:
+        """Whether one repeat search with a reformulated query could change the outcome."""
+        return (
+            not self.answer
+            and self.reason not in ("no_key_terms",)
+            and self.confidence < _setting("ANSWER_GATE_RETRY_BELOW", ANSWER_GATE_RETRY_BELOW)
+        )
+
+
+def coverage_of(terms: Sequence[str], evidence: Sequence[Evidence]) -> float:
+    """Share of `terms` (stemmed key terms) present in the texts or titles of `evidence`."""
+    if not terms:
+        return 0.0
+    present: set[str] = set()
+    for item in evidence:
+        present |= term_set(item.text) | term_set(item.title)
+    return sum(1 for t in terms if t in present) / len(terms)
+
+
+def gate_decide(
+    question: str,
+    evidence: Sequence[Evidence],
+    *,
+    min_coverage: float | None = None,
+    solo_coverage: float | None = None,
+    min_score: float | None = None,
+    top_k: int | None = None,
+    vector_enabled: bool = True,
+) -> GateDecision:
+    """Answer or refuse. `evidence` is in fused rank order. Pass `vector_enabled=False` when retrieval ran
+    lexical-only (no embedding provider), so the missing channel is not held against the evidence."""
+    min_coverage = _setting("ANSWER_GATE_MIN_COVERAGE", ANSWER_GATE_MIN_COVERAGE, min_coverage)
+    solo_coverage = _setting("ANSWER_GATE_SOLO_COVERAGE", ANSWER_GATE_SOLO_COVERAGE, solo_coverage)
+    min_score = _setting("ANSWER_GATE_MIN_SCORE", ANSWER_GATE_MIN_SCORE, min_score)
+    top_k = int(_setting("ANSWER_GATE_TOP_K", ANSWER_GATE_TOP_K, top_k))
+    strong = _setting("ANSWER_GATE_STRONG_SCORE", ANSWER_GATE_STRONG_SCORE)
+
+    if not evidence:
+        return GateDecision(False, "no_evidence", 0.0, 0.0, GapKind.KNOWLEDGE_MISSING)
+    terms = key_terms(question)
+    if not terms:
+        # Nothing to check the evidence against ("what about it?"): refusing beats answering at random.
+        return GateDecision(False, "no_key_terms", 0.0, 0.0, GapKind.RETRIEVAL_FAILED)
+
+    top = list(evidence[: max(top_k, 1)])
+    coverage = coverage_of(terms, top)
+    agreement = any(item.found_by_both for item in top) or not vector_enabled
+    top_score = max(item.score for item in evidence)
+    confidence = round(
+        0.6 * coverage + 0.25 * (1.0 if agreement else 0.0) + 0.15 * min(1.0, top_score / strong if strong else 1.0), 4
+    )
+
+    def refuse(reason: str) -> GateDecision:
+        # If the key terms are missing from everything retrieved, the records likely lack the answer; if
+        # they are there but the best-ranked evidence does not hold them, retrieval is what fell short.
+        kind = GapKind.RETRIEVAL_FAILED if coverage_of(terms, evidence) >= min_coverage else GapKind.KNOWLEDGE_MISSING
+        return GateDecision(False, reason, confidence, round(coverage, 4), kind)
+
+    if coverage < min_coverage:
+        return refuse("low_coverage")
+    if top_score < min_score:
+        return refuse("low_score")
+    if not agreement and coverage < solo_coverage:
+        return refuse("no_channel_agreement")
+    return GateDecision(True, "supported", confidence, round(coverage, 4))
+
+
+_QUESTION_NOISE = re.compile(r"[^\w\s'’-]", re.UNICODE)
+
+
+def reformulate(question: str) -> str | None:
+    """A keyword query for the one repeat search: question and stop words dropped, key words kept once,
+    in order and unstemmed (full-text search stems on its own). None when that changes nothing."""
+    kept: list[str] = []
+    for word in content_words(question):
+        if word not in kept:
+            kept.append(word)
+    if not kept:
+        return None
+    query = " ".join(kept)
+    original = " ".join(_QUESTION_NOISE.sub(" ", normalise(question)).lower().split())
+    return None if query == original else query
+
+
+def gap_canonical(question: str) -> str:
+    """A stable key for grouping the same unanswered question asked in different ways: lower case, no
+    punctuation or stop words, word order kept, plural/verb endings stripped, numbers written one way."""
+    text = normalise(question)
+    # Normalise numbers before tokenising so "1,200" stays one token.
+    text = re.sub(r"\d+(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d+", lambda m: canonical_number(m.group(0)), text)
+    out = []
+    for word in re.findall(r"\d+(?:\.\d+)?|[^\W_]+", text.lower()):
+        if word in STOPWORDS:
+            continue
+        out.append(word if word[0].isdigit() else stem(word))
+    return " ".join(out)
+
+
+def gap_key(kind: GapKind, question: str) -> tuple[GapKind, str]:
+    """Gap events group by kind and canonical question; a missing-knowledge gap never merges with a
+    retrieval failure for the same words, since they call for different fixes."""
+    return (kind, gap_canonical(question))
+
+
+__all__ = [
+    "GapKind",
+    "GateDecision",
+    "coverage_of",
+    "gap_canonical",
+    "gap_key",
+    "gate_decide",
+    "reformulate",
+]

@@ -1,0 +1,141 @@
+"""Answer text to safe HTML.
+
+The answer is untrusted: the model may copy hostile Markdown or HTML out of a retrieved document. Markdown
+is converted first and everything is then cleaned by nh3 against a short allow-list. No images of any kind
+are allowed (a remote image is an exfiltration channel that fires without a click), links keep only
+http, https and mailto targets, and [Sn] labels become internal citation links only when we issued them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import secrets
+from collections.abc import Callable, Mapping
+from inspect import iscoroutinefunction
+from typing import Any, TypeVar
+
+import markdown
+import nh3
+
+from chat.citations import GROUP_RE, labels_in_group, strip_invalid_labels
+from chat.evidence import Evidence
+
+ALLOWED_TAGS = frozenset(
+    {
+        "p", "br", "strong", "em", "code", "pre", "ul", "ol", "li", "blockquote",
+        "h3", "h4", "h5", "h6", "a",
+        "table", "thead", "tbody", "tr", "th", "td",
+    }
+)  # fmt: skip
+# Tags removed together with their content: anything whose content is code or a remote resource.
+DROPPED_WITH_CONTENT = frozenset(
+    {"script", "style", "iframe", "object", "embed", "svg", "math", "template", "noscript", "textarea", "title"}
+)
+ALLOWED_ATTRIBUTES: dict[str, set[str]] = {"a": {"href", "title", "class", "data-label"}}
+LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+LINK_REL = "noopener noreferrer nofollow"
+
+_SAFE_HREF = re.compile(r"(?:https?://[^\s/\\]|mailto:)[^\s]*\Z", re.IGNORECASE)
+_CITE_HREF = re.compile(r"#cite-S\d+\Z")
+_LABEL = re.compile(r"S\d+\Z")
+
+
+def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if tag != "a":
+        return None
+    if attribute == "href":
+        # An allow-list on the final value: this also drops relative and protocol-relative ("//host")
+        # targets, which the scheme list alone would let through.
+        return value if _SAFE_HREF.match(value) or _CITE_HREF.match(value) else None
+    if attribute == "class":
+        return "cite" if value == "cite" else None
+    if attribute == "data-label":
+        return value if _LABEL.match(value) else None
+    return value
+
+
+def citation_link(label: str) -> str:
+    return f'<a class="cite" href="#cite-{label}" data-label="{label}">[{label}]</a>'
+
+
+def render_answer_html(markdown_text: str, label_map: Mapping[str, Evidence]) -> str:
+    """Markdown answer -> sanitised HTML with [Sn] citation links for labels in `label_map`."""
+    text, _ = strip_invalid_labels(markdown_text, label_map.keys())
+    # Valid groups are swapped for inert alphanumeric tokens so Markdown cannot read them as links or
+    # reference definitions ("[S1](https://evil)", "[S1]: https://evil"); they come back as our own links.
+    token = "gwcite" + secrets.token_hex(8)
+    groups: list[str] = []
+
+    def park(match: re.Match[str]) -> str:
+        groups.append(match.group(0))
+        return f"{token}x{len(groups) - 1}x"
+
+    text = GROUP_RE.sub(park, text)
+    html = markdown.markdown(text, extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
+
+    def unpark(match: re.Match[str]) -> str:
+        labels = labels_in_group(groups[int(match.group(1))])
+        return "".join(citation_link(label) for label in labels if label in label_map)
+
+    html = re.sub(rf"{token}x(\d+)x", unpark, html)
+    # Top-level headings would outrank the page's own; the answer gets h3 and below.
+    html = re.sub(r"<(/?)h[12]>", r"<\1h3>", html)
+    return sanitise_html(html)
+
+
+def sanitise_html(html: str) -> str:
+    return nh3.clean(
+        html,
+        tags=set(ALLOWED_TAGS),
+        clean_content_tags=set(DROPPED_WITH_CONTENT),
+        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
+        attribute_filter=_attribute_filter,
+        url_schemes=set(LINK_SCHEMES),
+        link_rel=LINK_REL,
+        strip_comments=True,
+    )
+
+
+CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'self'"),
+    ("img-src", "'self'"),
+    ("script-src", "'self'"),
+    ("style-src", "'self'"),
+    ("object-src", "'none'"),
+    ("base-uri", "'none'"),
+    ("frame-ancestors", "'none'"),
+    ("form-action", "'self'"),
+    ("connect-src", "'self'"),
+)
+
+
+def content_security_policy() -> str:
+    """A strict policy for pages that show answers: nothing loads or posts anywhere but our own origin."""
+    return "; ".join(f"{name} {value}" for name, value in CSP_DIRECTIVES)
+
+
+ViewT = TypeVar("ViewT", bound=Callable[..., Any])
+
+
+def with_csp(view: ViewT) -> ViewT:
+    """Set the Content-Security-Policy header on the view's response (sync or async views)."""
+    policy = content_security_policy()
+
+    if iscoroutinefunction(view):
+
+        @functools.wraps(view)
+        async def async_wrapped(*args: Any, **kwargs: Any) -> Any:
+            response = await view(*args, **kwargs)
+            response["Content-Security-Policy"] = policy
+            return response
+
+        return async_wrapped  # type: ignore[return-value]
+
+    @functools.wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        response = view(*args, **kwargs)
+        response["Content-Security-Policy"] = policy
+        return response
+
+    return wrapped  # type: ignore[return-value]

@@ -1,0 +1,108 @@
+"""Words that carry a question's meaning, shared by the refusal gate, the extractive answerer and the
+groundedness check so all three agree on what "the question's key terms" are.
+
+Deliberately small: lower-case word tokens, an English stopword list that includes question words, and
+a light suffix stemmer (plural and verb endings) — enough to match "policies" with "policy" without a
+language model or a stemming library.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been before being
+    below between both but by can cannot could couldn did didn do does doesn doing don down during each
+    either else ever every few for from further get gets got had hadn has hasn have haven having he her here
+    hers herself him himself his how however i if in into is isn it its itself just let lets like made make
+    many may me might more most much must mustn my myself neither no nor not now of off on once only or other
+    our ours ourselves out over own per please same shall shan she should shouldn so some such tell than
+    that the their theirs them themselves then there these they this those through to too under until up
+    upon us very via was wasn we were weren what whats when where whether which while who whom whose why
+    will with within without won would wouldn yes yet you your yours yourself yourselves
+    s t d ll m re ve y
+    describe explain give know list show find say said says
+    """.split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+# A number not glued to a word on its left ("FY26" is a name, not the number 26); thousands separators
+# and a decimal part belong to it.
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens; a possessive or contraction tail ("acme's") is dropped."""
+    out = []
+    for match in _WORD.finditer(normalise(text)):
+        token = match.group(0).lower().replace("’", "'")
+        out.append(token.split("'", 1)[0] if "'" in token else token)
+    return [w for w in out if w]
+
+
+def stem(word: str) -> str:
+    """Strip common English inflections; never shortens a word below three letters."""
+    if word.isdigit() or len(word) <= 3:
+        return word
+    for suffix, replacement, min_stem in (
+        ("ies", "y", 2),
+        ("sses", "ss", 2),
+        ("ing", "", 3),
+        ("edly", "", 3),
+        ("ed", "", 3),
+        ("es", "", 3),
+        ("s", "", 3),
+    ):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if len(base) < min_stem:
+                continue
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            if suffix == "es" and not base.endswith(("sh", "ch", "x", "z", "ss")):
+                # "cases" -> "case", not "cas": only sibilant stems take "-es".
+                return word[:-1]
+            if suffix in ("ing", "ed", "edly") and len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # "planned" -> "plan"
+            return base + replacement
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """Non-stopword tokens, unstemmed, in order (duplicates kept)."""
+    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def key_terms(text: str) -> list[str]:
+    """Distinct stemmed content words of `text`, in first-seen order."""
+    seen: dict[str, None] = {}
+    for word in content_words(text):
+        seen.setdefault(stem(word), None)
+    return list(seen)
+
+
+def term_set(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
+
+
+def canonical_number(raw: str) -> str:
+    """ "1,200.50" -> "1200.5", "007" -> "7": so the same quantity compares equal however it is written."""
+    value = raw.replace(",", "")
+    if "." in value:
+        whole, frac = value.split(".", 1)
+        frac = frac.rstrip("0")
+        value = (whole.lstrip("0") or "0") + ("." + frac if frac else "")
+    else:
+        value = value.lstrip("0") or "0"
+    return value
+
+
+def numbers(text: str) -> list[str]:
+    """Canonical numbers in `text`, in order."""
+    return [canonical_number(m.group(0)) for m in _NUMBER.finditer(normalise(text))]

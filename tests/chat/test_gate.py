@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from chat.gate import GapKind, gap_canonical, gap_key, gate_decide, reformulate
+from tests.chat.factories import evidence
+
+QUESTION = "What is the refund window for annual plans?"
+SUPPORTING = evidence("Refunds for annual plans are issued within a 30 day window.", lexical_rank=1, vector_rank=2)
+
+
+def test_no_evidence_is_refused_as_missing_knowledge():
+    decision = gate_decide(QUESTION, [])
+    assert (decision.answer, decision.reason, decision.gap_kind) == (False, "no_evidence", GapKind.KNOWLEDGE_MISSING)
+    assert decision.confidence == 0.0
+
+
+def test_agreeing_channels_with_covered_terms_answer():
+    decision = gate_decide(QUESTION, [SUPPORTING])
+    assert decision.answer and decision.reason == "supported"
+    assert decision.coverage == 1.0
+    assert decision.confidence == 1.0
+    assert decision.gap_kind is None
+
+
+def test_low_coverage_refuses_as_missing_knowledge():
+    unrelated = evidence("The office moved to Dublin in 2019.", lexical_rank=1, vector_rank=1)
+    decision = gate_decide(QUESTION, [unrelated])
+    assert (decision.answer, decision.reason, decision.gap_kind) == (False, "low_coverage", GapKind.KNOWLEDGE_MISSING)
+    assert decision.coverage == 0.0
+
+
+def test_terms_present_only_below_the_top_evidence_is_a_retrieval_failure():
+    noise = [evidence(f"Unrelated memo number {i}.", score=0.03) for i in range(3)]
+    decision = gate_decide(QUESTION, [*noise, SUPPORTING])
+    assert (decision.answer, decision.reason, decision.gap_kind) == (False, "low_coverage", GapKind.RETRIEVAL_FAILED)
+
+
+def test_single_channel_needs_near_complete_coverage():
+    partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=None)
+    decision = gate_decide(QUESTION, [partial])  # annual + plan of refund/window/annual/plan
+    assert (decision.answer, decision.reason) == (False, "no_channel_agreement")
+    assert decision.coverage == 0.5
+    solo_full = evidence("Refund window for annual plans: 30 days.", lexical_rank=1, vector_rank=None)
+    assert gate_decide(QUESTION, [solo_full]).answer
+
+
+def test_lexical_only_retrieval_does_not_require_agreement():
+    partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=None)
+    assert gate_decide(QUESTION, [partial], vector_enabled=False).answer
+
+
+def test_low_score_refuses():
+    weak = evidence(SUPPORTING.text, score=0.001)
+    decision = gate_decide(QUESTION, [weak])
+    assert (decision.answer, decision.reason) == (False, "low_score")
+
+
+def test_question_without_key_terms_refuses():
+    decision = gate_decide("What is it?", [SUPPORTING])
+    assert (decision.answer, decision.reason) == (False, "no_key_terms")
+    assert not decision.retry_worthwhile
+
+
+def test_thresholds_come_from_settings_and_arguments(settings):
+    partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=2)
+    assert gate_decide(QUESTION, [partial]).answer  # 0.5 coverage meets the default
+    settings.ANSWER_GATE_MIN_COVERAGE = 0.75
+    assert gate_decide(QUESTION, [partial]).reason == "low_coverage"
+    assert gate_decide(QUESTION, [partial], min_coverage=0.4).answer
+
+
+def test_refusal_is_retry_worthwhile_when_confidence_is_low():
+    decision = gate_decide(QUESTION, [evidence("Annual leave is 25 days.", vector_rank=None)])
+    assert not decision.answer and decision.retry_worthwhile
+
+
+def test_reformulate_keeps_key_words_and_returns_none_when_nothing_changes():
+    assert reformulate("What is the refund window for annual plans?") == "refund window annual plans"
+    assert reformulate("refund window annual plans") is None
+    assert reformulate("what is it?") is None
+    assert reformulate("Who approved the Q3 budget, and the Q3 hires?") == "approved q3 budget hires"
+
+
+def test_gap_canonical_groups_rephrasings():
+    a = gap_canonical("What is the refund policy for annual plans?")
+    b = gap_canonical("  refund POLICIES, annual plan!! ")
+    assert a == b == "refund policy annual plan"
+    assert gap_canonical("Budget for 2,024.50 items in 2024?") == "budget 2024.5 item 2024"
+    assert gap_canonical("How many   sales in Q1") != gap_canonical("How many sales in Q2")
+
+
+def test_gap_kinds_are_never_merged():
+    question = "What is the refund policy?"
+    assert gap_key(GapKind.KNOWLEDGE_MISSING, question) != gap_key(GapKind.RETRIEVAL_FAILED, question)
+    assert gap_key(GapKind.KNOWLEDGE_MISSING, question)[1] == gap_key(GapKind.RETRIEVAL_FAILED, question)[1]
+    assert GapKind.KNOWLEDGE_MISSING.value == "knowledge_missing"
+    assert GapKind.RETRIEVAL_FAILED.value == "retrieval_failed"
