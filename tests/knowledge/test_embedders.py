@@ -266,7 +266,7 @@ def test_zero_vectors_from_a_server_are_flagged(fake_openai):
 
 
 def test_default_is_the_onnx_embedder(settings):
-    assert settings.EMBEDDER == "onnx"
+    settings.EMBEDDER = "onnx"
     settings.MODEL_EMBEDDING_DIM = None
     embedder = embedder_get()
     assert isinstance(embedder, OnnxEmbedder)
@@ -323,6 +323,23 @@ def test_unknown_embedder_is_a_configuration_error(settings):
     settings.EMBEDDER = "word2vec"
     with pytest.raises(ImproperlyConfigured, match="word2vec"):
         embedder_get()
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"EMBEDDER": "word2vec"}, "EMBEDDER must be onnx, openai or none, got 'word2vec'"),
+        ({"EMBEDDER": "openai", "EMBEDDING_MODEL": "m"}, "EMBEDDER=openai needs EMBEDDING_URL and EMBEDDING_MODEL"),
+        ({"EMBEDDING_BATCH_SIZE": "0"}, "EMBEDDING_BATCH_SIZE must be at least 1"),
+        ({"MODEL_EMBEDDING_DIM": "wide"}, "MODEL_EMBEDDING_DIM must be an integer"),
+    ],
+)
+def test_misconfigured_embedding_env_fails_at_startup(env, message):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("EMBEDD", "MODEL_EMBEDDING"))}
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=REPO, capture_output=True, text=True,
+                          env={**clean, **env}, timeout=120)
+    assert done.returncode != 0
+    assert message in done.stderr
 
 
 # --- vector_problem and bench ------------------------------------------------------------------------
