@@ -200,3 +200,25 @@ MODEL_EMBEDDING_DIM = env_int("MODEL_EMBEDDING_DIM", 0, minimum=0) or None
 # in between a model decides. findings.checks verifies floor <= threshold at startup.
 CONSOLIDATION_AUTO_MERGE_THRESHOLD = env_float("CONSOLIDATION_AUTO_MERGE_THRESHOLD", 0.9)
 CONSOLIDATION_BORDERLINE_FLOOR = env_float("CONSOLIDATION_BORDERLINE_FLOOR", 0.75)
+
+# --- Retrieval -------------------------------------------------------------------------------------------
+# The lexical ranking (websearch | or | bm25), chosen by nDCG@10 on the eval data (see the retrieval note).
+LEXICAL_STRATEGY = env_str("LEXICAL_STRATEGY", "bm25")
+LEXICAL_MIN_IDF = env_float("LEXICAL_MIN_IDF", 0.0)
+LEXICAL_CANDIDATE_CAP = env_int("LEXICAL_CANDIDATE_CAP", 20000, minimum=100)
+RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", 60, minimum=1)
+RETRIEVAL_BOTH_BONUS = env_float("RETRIEVAL_BOTH_BONUS", 0.002)  # added to the fused score when both channels agree
+RETRIEVAL_PER_DOCUMENT_CAP = env_int("RETRIEVAL_PER_DOCUMENT_CAP", 2, minimum=1)
+RETRIEVAL_CHANNEL_DEPTH = env_int("RETRIEVAL_CHANNEL_DEPTH", 50, minimum=10)  # rows each channel contributes
+RETRIEVAL_EXACT_SCAN_BELOW = env_int("RETRIEVAL_EXACT_SCAN_BELOW", 10000, minimum=0)  # filtered rows
+HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", 100, minimum=10)
+HNSW_MAX_SCAN_TUPLES = env_int("HNSW_MAX_SCAN_TUPLES", 40000, minimum=1000)
+GROUNDING_GREP_ROOT = env_str("GROUNDING_GREP_ROOT")
+GROUNDING_GREP_MAX_MATCHES = env_int("GROUNDING_GREP_MAX_MATCHES", 50, minimum=1)
+GROUNDING_GREP_MAX_FILE_BYTES = env_int("GROUNDING_GREP_MAX_FILE_BYTES", 2 * 1024 * 1024, minimum=1024)
+GROUNDING_GREP_TIME_BUDGET_S = env_float("GROUNDING_GREP_TIME_BUDGET_S", 2.0)
+GROUNDING_MEMO_TTL_S = env_int("GROUNDING_MEMO_TTL_S", 24 * 3600, minimum=0)
+# True: a search without a working embedder is "retrieval unavailable" rather than full-text only.
+RETRIEVAL_REQUIRE_SEMANTIC = env_bool("RETRIEVAL_REQUIRE_SEMANTIC", False)
+RETRIEVAL_VECTOR_MIN_SIMILARITY = env_float("RETRIEVAL_VECTOR_MIN_SIMILARITY", 0.2)
+RETRIEVAL_HINT_MIN_SIMILARITY = env_float("RETRIEVAL_HINT_MIN_SIMILARITY", 0.45)
