@@ -100,8 +100,11 @@ LOGIN_URL = "/admin/login/"
 LOGIN_REDIRECT_URL = "/"
 
 # --- Celery: real workers when a broker is configured, inline otherwise ----------------------------
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+_broker_url = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = _broker_url is None
+# Inline mode still makes Celery build a producer; the in-memory transport keeps it from ever
+# looking for a broker on localhost.
+CELERY_BROKER_URL = _broker_url or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran, so a crash re-delivers it
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
