@@ -116,6 +116,26 @@ LEXEME_STATS = sql.SQL(
     """
 )
 
+# Document frequency of each query lexeme among the chunks the caller may read, counted exactly up to
+# a cap through the GIN index: exact where it matters (rare terms) and bounded where it does not.
+LEXEME_DF = sql.SQL(
+    """
+    SELECT t.lexeme,
+           (SELECT count(*) FROM (
+                SELECT 1 FROM knowledge_chunk c
+                 WHERE c.search @@ to_tsquery('english', quote_literal(t.lexeme)) AND {access}
+                 LIMIT %(df_cap)s) s) AS df
+      FROM unnest(%(lexemes)s::text[]) AS t(lexeme)
+    """
+)
+
+SCOPE_STATS = sql.SQL(
+    """
+    SELECT count(*), coalesce(avg(token_count), 1)::float8 FROM (
+        SELECT c.token_count FROM knowledge_chunk c WHERE {access} LIMIT %(n_cap)s) s
+    """
+)
+
 CHUNK_STATS = sql.SQL("SELECT coalesce(avg(token_count), 1)::float8, count(*) FROM knowledge_chunk")
 
 
