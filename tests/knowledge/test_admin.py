@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def root_client(client, world):
-    root = get_user_model().objects.create_superuser("root", "root@example.test", "pw-for-tests-only")
+    root = get_user_model().objects.create_superuser("root", "root@example.test", None)
     client.force_login(root)
     return client
 

@@ -58,7 +58,7 @@ def test_dimension_mismatch_is_one_configuration_fault(world, source, use_embedd
     assert embedder["ok"] is False
     assert [f["code"] for f in embedder["faults"]] == [DIMENSION_FAULT]
 
-    root = get_user_model().objects.create_superuser("root", "root@example.test", "pw-for-tests-only")
+    root = get_user_model().objects.create_superuser("root", "root@example.test", None)
     client.force_login(root)
     page = client.get("/admin/knowledge/document/")
     assert page.status_code == 200
