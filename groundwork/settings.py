@@ -209,6 +209,9 @@ CONSOLIDATION_BORDERLINE_FLOOR = env_float("CONSOLIDATION_BORDERLINE_FLOOR", 0.7
 LEXICAL_STRATEGY = env_str("LEXICAL_STRATEGY", "bm25")
 LEXICAL_MIN_IDF = env_float("LEXICAL_MIN_IDF", 0.0)
 LEXICAL_CANDIDATE_CAP = env_int("LEXICAL_CANDIDATE_CAP", 20000, minimum=100)
+# BM25 candidates come from the query's lexemes with at least this idf (≈ in at most 1/(e^idf - 1) of the
+# chunks); commoner lexemes still add to the score of the chunks found. 0 matches on every lexeme.
+LEXICAL_MATCH_MIN_IDF = env_float("LEXICAL_MATCH_MIN_IDF", 0.0)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", 60, minimum=1)
 RETRIEVAL_BOTH_BONUS = env_float("RETRIEVAL_BOTH_BONUS", 0.002)  # added to the fused score when both channels agree
 RETRIEVAL_PER_DOCUMENT_CAP = env_int("RETRIEVAL_PER_DOCUMENT_CAP", 2, minimum=1)

@@ -92,7 +92,11 @@ def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Compo
             # would pull most of the corpus into the candidate set.
             keep = [i for i, v in enumerate(idf) if v >= settings.LEXICAL_MIN_IDF] or list(range(len(lexemes)))
             lexemes, idf = [lexemes[i] for i in keep], [idf[i] for i in keep]
-            params.update({"lexemes": lexemes, "idf": idf, "or_query": or_query(lexemes), "k1": K1, "b": B,
+            # Candidates come from the rarer lexemes only when the query has some: a lexeme in a large
+            # share of the chunks would pull them all in (up to the cap) and cost the BM25 pass most of
+            # its time, while it adds little score to any of them. It still scores the candidates.
+            match = [lx for lx, v in zip(lexemes, idf, strict=True) if v >= settings.LEXICAL_MATCH_MIN_IDF]
+            params.update({"lexemes": lexemes, "idf": idf, "or_query": or_query(match or lexemes), "k1": K1, "b": B,
                            "avg_len": stats["avg_len"], "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
     with connection.cursor() as cursor:
         cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)

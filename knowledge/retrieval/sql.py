@@ -178,6 +178,13 @@ VECTOR_HNSW = sql.SQL(
     """
 )
 
+# The scan settings of VECTOR_HNSW in one round trip (set_config(..., true) is SET LOCAL).
+HNSW_SETTINGS = sql.SQL(
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', %(ef_search)s, true), "
+    "set_config('hnsw.max_scan_tuples', %(max_scan_tuples)s, true)"
+)
+
 VECTOR_EXACT = sql.SQL(
     """
     SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
