@@ -1,0 +1,38 @@
+"""The whole pipeline on sample-like documents: ingest → listener → extraction task → grounding → writer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from findings.models import Claim, ClaimEvidence, ProjectionQuality
+from knowledge.models import Source
+from tests.knowledge.conftest import ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def _at(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+def test_role_handover_closes_the_first_claim_in_valid_time(world, django_capture_on_commit_callbacks):
+    wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")
+    with django_capture_on_commit_callbacks(execute=True):
+        first = ingest(world, wiki, external_id="a", title="Support", body="On 2025-01-15 Priya Nair became Head of Support.")
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="b", title="Support news",
+               body="On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair.")
+    claims = list(Claim.objects.filter(tenant=world.acme).select_related("subject").order_by("id"))
+    assert [(c.subject.name, c.object_value) for c in claims] == [
+        ("Priya Nair", "Head of Support"), ("Marcus Lee", "Head of Support")]
+    priya, marcus = claims
+    assert (priya.valid.lower, priya.valid.upper) == (_at("2025-01-15"), _at("2025-09-01"))
+    # closed in recorded time (an empty range here: the whole test is one transaction, so now() never moves)
+    assert priya.status == "closed" and not priya.recorded.upper_inf and priya.superseded_by_id == marcus.pk
+    assert (marcus.valid.lower, marcus.valid.upper, marcus.status) == (_at("2025-09-01"), None, "open")
+    evidence = ClaimEvidence.objects.get(claim=priya)
+    assert evidence.document_id == first.pk
+    assert first.text[evidence.quote_start:evidence.quote_end] == evidence.quote
+    assert ProjectionQuality.objects.filter(chunk__document=first, accepted=1, proposed=1).count() == 1
