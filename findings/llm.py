@@ -14,7 +14,13 @@ from django.utils import timezone
 
 from groundwork.modelclient import ModelEndpoint, ModelError, chat_complete_json
 
-from .consolidation import BATCH_VERDICT_SCHEMA, AmbiguousCandidate, Verdict, build_verdict_prompt, resolve_batch_verdicts
+from .consolidation import (
+    BATCH_VERDICT_SCHEMA,
+    AmbiguousCandidate,
+    Verdict,
+    build_verdict_prompt,
+    resolve_batch_verdicts,
+)
 from .models import ModelUsage
 
 
