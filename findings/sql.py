@@ -97,7 +97,9 @@ _MATCH = sql.SQL(
               AND (b.policy <> 'state' OR c.valid && tstzrange(b.vfrom, b.vto, '[)'))
             -- exact ordering, no HNSW: the slot filter leaves a handful of rows per candidate
             ORDER BY similarity DESC, c.id
-            LIMIT %(top_k)s
+            -- a state candidate needs every current claim its window meets (each one is revised, or the
+            -- exclusion constraint refuses the insert); the others only need the nearest few
+            LIMIT CASE WHEN b.policy = 'state' THEN NULL ELSE %(top_k)s END
      ) AS m
      ORDER BY b.idx, m.similarity DESC, m.id
     """
