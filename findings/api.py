@@ -29,7 +29,7 @@ def instant_parse(raw: str | None, name: str) -> datetime | None:
     except ValueError:
         value = None
     if value is None:
-        raise ValidationError({name: f"{raw!r} is not an ISO date (YYYY-MM-DD) or datetime"})
+        raise ValidationError({name: [f"{raw!r} is not an ISO date (YYYY-MM-DD) or datetime"]})
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
@@ -39,7 +39,7 @@ def _int(raw: str | None, name: str) -> int | None:
     try:
         return int(raw)
     except ValueError as exc:
-        raise ValidationError({name: "must be an integer"}) from exc
+        raise ValidationError({name: ["must be an integer"]}) from exc
 
 
 def filters_parse(params) -> selectors.ClaimFilters:
