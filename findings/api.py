@@ -147,10 +147,11 @@ class EntityListApi(AuthorityAPIView):
 
 
 class EntityDetailApi(AuthorityAPIView):
-    @extend_schema(summary="One entity with its readable current findings", responses=EntityDetailOutput)
+    @extend_schema(summary="One entity with all its readable findings, current and closed", responses=EntityDetailOutput)
     def get(self, request, entity_id: int, **kwargs):
         entity = selectors.entity_get(self.authority, entity_id)
         if entity is None:
             raise NotFound()
-        claims = selectors.claims_list(self.authority, selectors.ClaimFilters(entity_id=entity.pk))[:200]
+        filters = selectors.ClaimFilters(entity_id=entity.pk, history=True)
+        claims = selectors.claims_list(self.authority, filters)[:200]
         return Response({**EntityRef(entity).data, "claims": ClaimOutput(claims, many=True).data})

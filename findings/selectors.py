@@ -47,6 +47,7 @@ class ClaimFilters:
     text: str | None = None
     valid_at: datetime | None = None
     known_at: datetime | None = None  # None: the current record (upper(recorded) infinite)
+    history: bool = False  # every recorded version (current and closed) instead of one as-of cut
 
 
 def readable_evidence(authority: Authority) -> QuerySet[ClaimEvidence]:
@@ -62,7 +63,9 @@ def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> Qu
     """Visible claims, as recorded at `known_at` (default: now) and, if given, valid at `valid_at`."""
     f = filters or ClaimFilters()
     qs = _visible(authority)
-    if f.known_at is None:
+    if f.history:
+        pass
+    elif f.known_at is None:
         qs = qs.filter(recorded__upper_inf=True)
     else:
         qs = qs.filter(recorded__contains=f.known_at)
@@ -106,9 +109,10 @@ def claim_get(authority: Authority, claim_id: int) -> ClaimDetail | None:
     return ClaimDetail(claim=claim, evidence=evidence, superseded=superseded, superseded_by=successor)
 
 
-def entities_list(authority: Authority, *, text: str | None = None) -> QuerySet[Entity]:
-    """Entities that some visible current claim is about (as subject or object)."""
-    visible = _visible(authority).filter(recorded__upper_inf=True)
+def entities_list(authority: Authority, *, text: str | None = None, history: bool = False) -> QuerySet[Entity]:
+    """Entities that some visible current claim is about (as subject or object); with `history`, any visible
+    claim, current or closed."""
+    visible = _visible(authority) if history else _visible(authority).filter(recorded__upper_inf=True)
     qs = Entity.objects.filter(tenant_id__in=list(authority.corpus_tenant_ids)).filter(
         Exists(visible.filter(subject_id=OuterRef("pk"))) | Exists(visible.filter(object_entity_id=OuterRef("pk")))
     )
@@ -118,7 +122,8 @@ def entities_list(authority: Authority, *, text: str | None = None) -> QuerySet[
 
 
 def entity_get(authority: Authority, entity_id: int) -> Entity | None:
-    return entities_list(authority).filter(pk=entity_id).first()
+    """An entity some visible claim (current or closed) is about, or None."""
+    return entities_list(authority, history=True).filter(pk=entity_id).first()
 
 
 def evidence_segments(evidence: ClaimEvidence) -> tuple[str, str, str]:

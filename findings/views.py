@@ -63,5 +63,5 @@ def entity_detail(request, tenant_slug: str, entity_id: int):
     entity = selectors.entity_get(authority, entity_id)
     if entity is None:
         raise Http404("no such entity")
-    claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk))[:200]
+    claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk, history=True))[:200]
     return render(request, "findings/entity.html", {"tenant_slug": tenant_slug, "entity": entity, "claims": claims})
