@@ -147,7 +147,8 @@ class EntityListApi(AuthorityAPIView):
 
 
 class EntityDetailApi(AuthorityAPIView):
-    @extend_schema(summary="One entity with all its readable findings, current and closed", responses=EntityDetailOutput)
+    @extend_schema(summary="One entity with all its readable findings, current and closed",
+                   responses=EntityDetailOutput)
     def get(self, request, entity_id: int, **kwargs):
         entity = selectors.entity_get(self.authority, entity_id)
         if entity is None:

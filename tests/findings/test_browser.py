@@ -59,8 +59,8 @@ def test_analyst_browses_findings_detail_history_and_entity(live_server, browser
     client = Client()
     client.force_login(world.analyst)
     browser.get(live_server.url + "/healthz")  # a page of the origin first, so the cookie can be set for it
-    browser.add_cookie({"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                        "path": "/"})
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    browser.add_cookie({"name": settings.SESSION_COOKIE_NAME, "value": session, "path": "/"})
 
     browser.get(f"{live_server.url}/t/acme/findings/")
     rows = browser.find_elements(By.CSS_SELECTOR, "#claims tbody tr.claim-row")

@@ -20,7 +20,8 @@ def _at(day: str) -> datetime:
 def test_role_handover_closes_the_first_claim_in_valid_time(world, django_capture_on_commit_callbacks):
     wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")
     with django_capture_on_commit_callbacks(execute=True):
-        first = ingest(world, wiki, external_id="a", title="Support", body="On 2025-01-15 Priya Nair became Head of Support.")
+        first = ingest(world, wiki, external_id="a", title="Support",
+                       body="On 2025-01-15 Priya Nair became Head of Support.")
     with django_capture_on_commit_callbacks(execute=True):
         ingest(world, wiki, external_id="b", title="Support news",
                body="On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair.")

@@ -63,7 +63,8 @@ def test_backdated_fact_leaves_the_later_claim_alone_and_ends_where_it_begins(wo
     _write(world, fact(c2, c2.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
     cto = Claim.objects.get(object_value="CTO")
     hos = Claim.objects.get(object_value="Head of Support")
-    assert (cto.valid.lower, cto.valid.upper, cto.status, cto.superseded_by_id) == (at("2025-06-01"), None, "open", None)
+    assert (cto.valid.lower, cto.valid.upper, cto.status, cto.superseded_by_id) == (
+        at("2025-06-01"), None, "open", None)
     assert (hos.valid.lower, hos.valid.upper, hos.status) == (at("2025-01-15"), at("2025-06-01"), "open")
 
 
