@@ -85,11 +85,21 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
         raise ExtractionFailed(f"chunk {chunk_id}: {exc}", cause=exc) from exc
     if extractor.name == "openai":
         usage_record(tenant_id=chunk.tenant_id, purpose="extraction", usage=getattr(extractor, "last_usage", {}))
-    projection = GroundedProjection.from_extraction(extraction, chunk.text, ontology)
+    projection, facts = chunk_facts(chunk=chunk, extraction=extraction, ontology=ontology)
     ProjectionQuality.objects.create(
         chunk=chunk, tenant_id=chunk.tenant_id, extractor=extractor.name, proposed=projection.quality.proposed,
         accepted=projection.quality.accepted, reasons=projection.quality.as_dict()["rejected"],
     )
+    written = claims_write(tenant_id=chunk.tenant_id, facts=facts, label=str(chunk.pk),
+                           verdict_model=verdict_model_for(chunk.tenant_id)) if facts else None
+    return ChunkExtractResult(chunk_id=chunk.pk, proposed=projection.quality.proposed,
+                              accepted=projection.quality.accepted, written=written)
+
+
+def chunk_facts(*, chunk: Chunk, extraction, ontology) -> tuple[GroundedProjection, list[FactInput]]:
+    """The grounding audit of one extraction, and its accepted facts dated and ready for the writer."""
+    document = chunk.document
+    projection = GroundedProjection.from_extraction(extraction, chunk.text, ontology)
     kinds = {entity_key(e.name): e.kind for e in projection.entities}
     facts = []
     for fact in projection.accepted:
@@ -107,10 +117,7 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
             valid_to=as_datetime(valid_to) if valid_to else None,
             chunk_id=chunk.pk, document_id=document.pk, perspective=(fact.perspective or "").strip(),
         ))
-    written = claims_write(tenant_id=chunk.tenant_id, facts=facts, label=str(chunk.pk),
-                           verdict_model=verdict_model_for(chunk.tenant_id)) if facts else None
-    return ChunkExtractResult(chunk_id=chunk.pk, proposed=projection.quality.proposed,
-                              accepted=projection.quality.accepted, written=written)
+    return projection, facts
 
 
 def documents_changed(changes: Sequence[DocumentChange]) -> None:

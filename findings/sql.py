@@ -344,3 +344,35 @@ def orphan_claims_close(tenant_ids: Sequence[int]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_CLOSE_ORPHANS, {"tenant_ids": list(tenant_ids)})
         return cursor.rowcount
+
+
+_DUPLICATES = sql.SQL(
+    "SELECT count(*) FROM (SELECT 1 FROM {claim} WHERE tenant_id = %(tenant_id)s AND upper_inf(recorded) "
+    "GROUP BY identity, scope, perspective HAVING count(*) > 1) AS d"
+).format(claim=sql.Identifier("findings_claim"))
+_OVERLAPS = sql.SQL(
+    """
+    SELECT count(*) FROM {claim} a JOIN {claim} b
+        ON a.id < b.id AND b.tenant_id = a.tenant_id AND a.subject_id = b.subject_id
+       AND a.predicate_id = b.predicate_id AND a.perspective = b.perspective AND a.scope = b.scope
+       AND a.policy = 'state' AND upper_inf(a.recorded) AND upper_inf(b.recorded) AND a.valid && b.valid
+     WHERE a.tenant_id = %(tenant_id)s
+    """
+).format(claim=sql.Identifier("findings_claim"))
+_EVIDENCED = sql.SQL(
+    "SELECT DISTINCT e.chunk_id, e.quote_start FROM {evidence} e JOIN {claim} c ON c.id = e.claim_id "
+    "WHERE c.tenant_id = %(tenant_id)s"
+).format(claim=sql.Identifier("findings_claim"), evidence=sql.Identifier("findings_claim_evidence"))
+
+
+def claim_anomalies(tenant_id: int) -> tuple[int, int, set[tuple[int, int]]]:
+    """For the benchmark's audit after concurrent writes: duplicate current identities, overlapping current
+    state validity (both should be impossible by constraint), and the (chunk, quote start) pairs that are
+    evidence of some claim (to find lost writes)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_DUPLICATES, {"tenant_id": tenant_id})
+        duplicates = cursor.fetchone()[0]
+        cursor.execute(_OVERLAPS, {"tenant_id": tenant_id})
+        overlaps = cursor.fetchone()[0]
+        cursor.execute(_EVIDENCED, {"tenant_id": tenant_id})
+        return duplicates, overlaps, set(cursor.fetchall())
