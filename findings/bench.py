@@ -101,7 +101,8 @@ def _audit(chunk_ids: list[int]) -> tuple[dict[int, list[FactInput]], dict[str, 
             facts[chunk.pk] = chunk_facts_
     elapsed = time.perf_counter() - started
     return facts, {
-        "chunks": len(chunks), "chunks_per_s": round(len(chunks) / elapsed, 1) if elapsed else None, "proposed": proposed, "accepted": sum(len(v) for v in facts.values()),
+        "chunks": len(chunks), "chunks_per_s": round(len(chunks) / elapsed, 1) if elapsed else None,
+        "proposed": proposed, "accepted": sum(len(v) for v in facts.values()),
         "proposals_per_s": round(proposed / elapsed, 1) if elapsed else None,
         "rejected_share": {r: round(rejected.get(r, 0) / proposed, 4) if proposed else 0.0 for r in REJECTION_REASONS},
     }
