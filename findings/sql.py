@@ -192,6 +192,18 @@ def live_identities(tenant_id: int, identities: Sequence[Any]) -> dict[tuple[str
         return {(str(i), s, p): cid for i, s, p, cid in cursor.fetchall()}
 
 
+def write_clock() -> datetime:
+    """The recorded-time instant of a write, read *after* the slot locks are held.
+
+    Not now(): that is the transaction's start, and a writer that started earlier but got the lock later would
+    close a claim "before" it was recorded (a range whose upper is below its lower). Under the slot lock every
+    earlier writer of the slot has committed, so clock_timestamp() here orders recorded time per slot.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT clock_timestamp()")
+        return cursor.fetchone()[0]
+
+
 _NEW_IDS = sql.SQL("SELECT nextval(pg_get_serial_sequence({table}, 'id')) FROM generate_series(1, %(n)s)").format(
     table=sql.Literal("findings_claim")
 )
@@ -220,7 +232,7 @@ _REVISE = sql.SQL(
            SET valid = CASE WHEN t.refute THEN c.valid
                             ELSE tstzrange(lower(c.valid), least(upper(c.valid), greatest(t.vfrom, lower(c.valid))),
                                            '[)') END,
-               recorded = tstzrange(lower(c.recorded), now(), '[)'),
+               recorded = tstzrange(lower(c.recorded), greatest(%(at)s, lower(c.recorded)), '[)'),
                status = 'closed',
                superseded_by_id = t.new_id
           FROM targets t
@@ -245,13 +257,13 @@ class Revision:
     refute: bool = False
 
 
-def claims_revise(revisions: Sequence[Revision]) -> dict[int, tuple[datetime | None, int]]:
+def claims_revise(revisions: Sequence[Revision], *, at: datetime) -> dict[int, tuple[datetime | None, int]]:
     """Apply every correction of a batch in one statement; returns new claim id → (cap, live targets).
 
     Ordinary case (the new fact starts at or after the old claim): the old claim's valid range ends at
     greatest(new valid_from, old lower) — never later than it already ended — and its recorded range ends at
-    now(). Backdated case (the new fact starts before the old claim did): the old claim is left alone and `cap`
-    is its lower bound, where the new claim's valid range must end so history stays a partition. A REFUTE
+    `at` (`write_clock`). Backdated case (the new fact starts before the old claim did): the old claim is left
+    alone and `cap` is its lower bound, where the new claim's valid range must end so history stays a partition. A REFUTE
     closes only the recorded range: the refuted claim was never true, so its valid range is not rewritten.
     `live targets` < number of targets means a target stopped being current since planning.
     """
@@ -259,7 +271,7 @@ def claims_revise(revisions: Sequence[Revision]) -> dict[int, tuple[datetime | N
         return {}
     params = {
         "target": [r.target_id for r in revisions], "new": [r.new_id for r in revisions],
-        "vfrom": [r.valid_from for r in revisions], "refute": [r.refute for r in revisions],
+        "vfrom": [r.valid_from for r in revisions], "refute": [r.refute for r in revisions], "at": at,
     }
     with connection.cursor() as cursor:
         cursor.execute(_REVISE, params)
@@ -273,7 +285,7 @@ _INSERT = sql.SQL(
                          needs_review, created_at)
     SELECT r.id, %(tenant_id)s, r.identity, r.subject_id, r.predicate_id, r.policy, r.object_entity_id,
            r.object_value, r.object_key, r.statement, r.perspective, r.scope, tstzrange(r.vfrom, r.vto, '[)'),
-           tstzrange(now(), NULL, '[)'), 'open', r.embedding::vector, r.needs_review, now()
+           tstzrange(%(at)s, NULL, '[)'), 'open', r.embedding::vector, r.needs_review, now()
       FROM unnest(%(id)s::bigint[], %(identity)s::uuid[], %(subject)s::bigint[], %(predicate)s::bigint[],
                   %(policy)s::text[], %(object_entity)s::bigint[], %(object_value)s::text[], %(object_key)s::text[],
                   %(statement)s::text[], %(perspective)s::text[], %(scope)s::text[], %(vfrom)s::timestamptz[],
@@ -291,11 +303,12 @@ _INSERT_COLUMNS = ("id", "identity", "subject", "predicate", "policy", "object_e
                    "object_key", "statement", "perspective", "scope", "vfrom", "vto", "embedding", "needs_review")
 
 
-def claims_insert(tenant_id: int, rows: Sequence[dict[str, Any]]) -> set[int]:
-    """Insert new current claims (dicts keyed like `_INSERT_COLUMNS`); returns the ids actually inserted."""
+def claims_insert(tenant_id: int, rows: Sequence[dict[str, Any]], *, at: datetime) -> set[int]:
+    """Insert new current claims (dicts keyed like `_INSERT_COLUMNS`), recorded from `at`; returns the ids
+    actually inserted."""
     if not rows:
         return set()
-    params: dict[str, Any] = {"tenant_id": tenant_id}
+    params: dict[str, Any] = {"tenant_id": tenant_id, "at": at}
     for column in _INSERT_COLUMNS:
         values = [row[column] for row in rows]
         params[column] = [str(v) for v in values] if column == "identity" else values
@@ -328,7 +341,8 @@ def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int]]) -> int:
 _CLOSE_ORPHANS = sql.SQL(
     """
     UPDATE {claim} c
-       SET recorded = tstzrange(lower(c.recorded), greatest(now(), lower(c.recorded)), '[)'), status = 'closed'
+       SET recorded = tstzrange(lower(c.recorded), greatest(clock_timestamp(), lower(c.recorded)), '[)'),
+           status = 'closed'
      WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) AND upper_inf(c.recorded)
        AND NOT EXISTS (SELECT 1 FROM {evidence} e WHERE e.claim_id = c.id)
     """
@@ -336,7 +350,7 @@ _CLOSE_ORPHANS = sql.SQL(
 
 
 def orphan_claims_close(tenant_ids: Sequence[int]) -> int:
-    """Close (recorded upper = now()) every current claim of these tenants left without any evidence.
+    """Close (recorded upper = the clock now) every current claim of these tenants left without any evidence.
 
     Tenant-wide rather than per document: when a document's chunks are replaced, their evidence is gone by
     cascade before any listener runs, so which claims lost it is no longer known — but "no evidence left" is.

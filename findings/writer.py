@@ -7,9 +7,10 @@ Order of work for one chunk's facts (see findings/README.md for the why):
    claims; tier two: one lateral SQL match (`sql.claims_match`); tier three: `consolidation.decide`;
    tier four: AMBIGUOUS candidates go to one batched model call (≤ 8 each) — or, without a model, become ADD
    plus a ReviewItem. All of this happens before any lock is taken;
-3. a short transaction takes one advisory lock per slot over the sorted keys, re-runs tiers one and two and
-   abandons the attempt if the matches moved (up to `MAX_CYCLES`), then revises superseded claims in one
-   statement and inserts with ON CONFLICT DO NOTHING.
+3. a short transaction takes one advisory lock per slot over the sorted keys and re-runs tiers one and two. If
+   the matches moved, the fresh ones are judged there by rules when that needs no model; if it would need
+   one, the attempt is abandoned and planned again (up to `MAX_CYCLES`). Then superseded claims are revised in
+   one statement and new ones inserted with ON CONFLICT DO NOTHING.
 
 A batch is written in rounds with at most one candidate per slot each: two candidates of one slot in the same
 statement would both be judged against the claims before either, and one of them would silently lose.
@@ -315,7 +316,8 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
         targets += [claim_id for claim_id, _subject in plan.successions.get(c.index, []) if claim_id not in targets]
         revisions += [sql.Revision(target_id=int(t), new_id=new_ids[c.index], valid_from=c.fact.valid_from,
                                    refute=j.verdict.kind is VerdictKind.REFUTE) for t in targets]
-    revised = sql.claims_revise(revisions)
+    at = sql.write_clock()
+    revised = sql.claims_revise(revisions, at=at)
     rows = []
     for j in writes:
         c = j.candidate
@@ -333,7 +335,7 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
             "scope": c.fact.scope, "vfrom": c.fact.valid_from, "vto": valid_to, "embedding": c.embedding,
             "needs_review": j.review_similarity is not None,
         })
-    inserted = sql.claims_insert(tenant_id, rows)
+    inserted = sql.claims_insert(tenant_id, rows, at=at)
     missing = [j for j in writes if new_ids[j.candidate.index] not in inserted]
     if missing:
         # Under the slot lock nobody else writes these slots, so a skipped insert means the plan is stale
@@ -354,7 +356,7 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
 
 
 def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan, judged: list[_Judged],
-             result: WriteResult) -> None:
+             verdict_model: VerdictModel | None, result: WriteResult) -> None:
     keys = [sql.slot_lock_key(tenant_id, *c.slot) for c in batch]
     by_index = {c.index: c for c in batch}
     keys += [sql.slot_lock_key(tenant_id, subject_id, by_index[i].predicate_id, by_index[i].fact.perspective,
@@ -364,7 +366,12 @@ def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan, judged: li
         sql.slots_lock(keys)
         replanned = _plan(tenant_id, batch)
         if replanned.signature() != planned.signature():
-            raise _PlanMoved("matches moved between planning and locking")
+            # Planning happened outside the lock only so that a model call never runs inside a transaction.
+            # When the fresh matches can be judged by rules alone (no AMBIGUOUS left for a model), judge them
+            # here, under the lock, instead of giving the slot away to the next writer again.
+            judged = _judge(batch, replanned, None)
+            if verdict_model is not None and any(j.review_similarity is not None for j in judged):
+                raise _PlanMoved("matches moved between planning and locking, and need a model verdict")
         _apply(tenant_id, judged, replanned, result)
 
 
@@ -387,7 +394,7 @@ def claims_write(
                 for attempt in _transient_retries():
                     with attempt:
                         written = WriteResult()  # counted only once the transaction committed
-                        _attempt(tenant_id, batch, planned, [replace(j) for j in judged], written)
+                        _attempt(tenant_id, batch, planned, [replace(j) for j in judged], verdict_model, written)
                 result.merge(written)
                 break
             except _PlanMoved as moved:
