@@ -263,8 +263,9 @@ def claims_revise(revisions: Sequence[Revision], *, at: datetime) -> dict[int, t
     Ordinary case (the new fact starts at or after the old claim): the old claim's valid range ends at
     greatest(new valid_from, old lower) — never later than it already ended — and its recorded range ends at
     `at` (`write_clock`). Backdated case (the new fact starts before the old claim did): the old claim is left
-    alone and `cap` is its lower bound, where the new claim's valid range must end so history stays a partition. A REFUTE
-    closes only the recorded range: the refuted claim was never true, so its valid range is not rewritten.
+    alone and `cap` is its lower bound, where the new claim's valid range must end so history stays a partition.
+    A REFUTE closes only the recorded range: the refuted claim was never true, so its valid range is not
+    rewritten.
     `live targets` < number of targets means a target stopped being current since planning.
     """
     if not revisions:
