@@ -37,3 +37,25 @@ def test_role_handover_closes_the_first_claim_in_valid_time(world, django_captur
     assert evidence.document_id == first.pk
     assert first.text[evidence.quote_start:evidence.quote_end] == evidence.quote
     assert ProjectionQuality.objects.filter(chunk__document=first, accepted=1, proposed=1).count() == 1
+
+
+def test_a_changed_document_closes_claims_that_lost_their_evidence_and_extracts_the_new_text(
+        world, django_capture_on_commit_callbacks):
+    wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="a", title="Owners", body="Priya Nair is the owner of the Billing Service.")
+    (old,) = Claim.objects.all()
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="a", title="Owners", body="Tom Becker is the owner of the Payroll System.")
+    old.refresh_from_db()
+    assert old.status == "closed" and not old.evidence.exists()
+    (new,) = Claim.objects.filter(status="open")
+    assert (new.subject.name, new.object_value) == ("Tom Becker", "Payroll System")
+
+
+def test_no_extractor_means_no_claims(world, settings, django_capture_on_commit_callbacks):
+    settings.FINDINGS_EXTRACTOR = "none"
+    wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="a", title="Owners", body="Priya Nair is the owner of the Billing Service.")
+    assert not Claim.objects.exists() and not ProjectionQuality.objects.exists()
