@@ -64,3 +64,44 @@ def test_deleting_documents_removes_evidence_and_closes_claims_left_without_any(
     document_delete(authority=world.service(), document=claims["public"])
     assert Claim.objects.get(pk=claims["billing"].pk).status == "closed"
     assert _visible(world, world.admin) == {}
+
+
+GROUPS = ("hr", "engineering", "leadership")
+
+
+def test_visibility_is_exactly_any_readable_evidence(world, docs):
+    """Property: for any visibility/ACL of the evidence documents and any surviving evidence subset, a caller
+    sees the claim iff some surviving evidence document is readable to them, with exactly that many rows."""
+    from django.db import transaction
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    sentence = "Priya Nair is the owner of the Billing Service."
+    pairs = [docs.doc(f"d{i}", f"Part {i}. {sentence}") for i in range(3)]
+    claims_write(tenant_id=world.acme.pk, label="p", facts=[
+        fact(chunk, sentence, "Priya Nair", "owns", "Billing Service", "2025-01-01", object_kind="system")
+        for _, chunk in pairs])
+    claim = Claim.objects.get()
+    users = {"admin": (world.admin, {"hr"}), "analyst": (world.analyst, {"leadership"}),
+             "member": (world.member, {"engineering"})}
+    authorities = {name: world.authority(user) for name, (user, _) in users.items()}
+    doc_spec = st.tuples(st.booleans(), st.sets(st.sampled_from(GROUPS)))
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(specs=st.lists(doc_spec, min_size=3, max_size=3), keep=st.sets(st.integers(0, 2)))
+    def check(specs, keep):
+        with transaction.atomic():
+            for (document, _), (restricted, groups) in zip(pairs, specs, strict=True):
+                document.refresh_from_db()  # the previous example's writes were rolled back under it
+                document_acl_set(authority=world.service(), document=document,
+                                 visibility="restricted" if restricted else "workspace",
+                                 acl=[f"group:{g}" for g in sorted(groups)])
+            ClaimEvidence.objects.filter(claim=claim).exclude(
+                document_id__in=[pairs[i][0].pk for i in keep]).delete()
+            for name, (_, groups_of_user) in users.items():
+                readable = [i for i in keep if not specs[i][0] or specs[i][1] & groups_of_user]
+                seen = {c.pk: c.evidence_count for c in selectors.claims_list(authorities[name])}
+                assert seen == ({claim.pk: len(readable)} if readable else {}), (name, specs, keep)
+            transaction.set_rollback(True)
+
+    check()

@@ -33,7 +33,7 @@ def _statements(response):
     return sorted(item["statement"] for item in response.json()["results"])
 
 
-def test_list_filters_and_as_of(world, handover):
+def test_list_filters_and_as_of(world, handover, docs):
     client = world.client(world.admin)
     assert len(_statements(client.get("/api/v1/findings"))) == 2  # the current record: Marcus and Tom
     assert _statements(client.get("/api/v1/findings", {"q": "marcus"})) == [
@@ -43,6 +43,11 @@ def test_list_filters_and_as_of(world, handover):
     assert len(_statements(client.get("/api/v1/findings", {"predicate": "owns"}))) == 1
     assert _statements(client.get("/api/v1/findings", {"valid_at": "2025-03-01"})) == [
         "Tom Becker is the owner of the <Billing> Service."]
+    marcus = handover["Head of Support|Marcus Lee"]
+    assert len(_statements(client.get("/api/v1/findings", {"entity": marcus.object_entity_id}))) == 1
+    assert len(_statements(client.get("/api/v1/findings", {"source": docs.source.pk}))) == 2
+    assert _statements(client.get("/api/v1/findings", {"source": docs.source.pk + 1000})) == []
+    assert client.get("/api/v1/findings", {"source": "x"}).status_code == 400
     assert _statements(client.get("/api/v1/findings", {"known_at": "2000-01-01"})) == []  # before anything
     assert len(_statements(client.get("/api/v1/findings", {"known_at": "2999-01-01"}))) == 2
 
