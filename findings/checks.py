@@ -23,22 +23,19 @@ def consolidation_thresholds(app_configs=None, **kwargs) -> list[Error]:
 def claim_embedding_dimension(app_configs=None, **kwargs) -> list[Warning]:
     """Claim statement vectors share the knowledge index's space. If `reembed` moved the chunk column to another
     width, claims are still written, but with NULL vectors and text-similarity matching; say so at startup."""
-    from django.db import connection
     from django.db.utils import DatabaseError
 
     from knowledge.sql import index_dimension_get
 
+    from .sql import claim_dimension_get
+
     try:
-        chunks = index_dimension_get()
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'findings_claim'::regclass "
-                           "AND attname = 'embedding'")
-            row = cursor.fetchone()
+        chunks, claims = index_dimension_get(), claim_dimension_get()
     except DatabaseError:
         return []  # not migrated yet
-    if row is not None and int(row[0]) != chunks:
+    if claims != chunks:
         return [Warning(
-            f"claim statement vectors are {row[0]}-d but the knowledge index is {chunks}-d",
+            f"claim statement vectors are {claims}-d but the knowledge index is {chunks}-d",
             hint=f"ALTER TABLE findings_claim ALTER COLUMN embedding TYPE vector({chunks}) (after clearing it); "
                  "until then claims match by pg_trgm similarity",
             id="findings.W001",

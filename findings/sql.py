@@ -192,6 +192,14 @@ def live_identities(tenant_id: int, identities: Sequence[Any]) -> dict[tuple[str
         return {(str(i), s, p): cid for i, s, p, cid in cursor.fetchall()}
 
 
+def claim_dimension_get() -> int:
+    """The width of the claim statement vectors (pgvector keeps it as the column's atttypmod)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'findings_claim'::regclass "
+                       "AND attname = 'embedding'")
+        return int(cursor.fetchone()[0])
+
+
 def write_clock() -> datetime:
     """The recorded-time instant of a write, read *after* the slot locks are held.
 

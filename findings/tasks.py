@@ -6,20 +6,31 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 
 from knowledge.models import Chunk
 
+from .models import ProjectionQuality
 from .services import ExtractionFailed, chunk_extract
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, soft_time_limit=60, time_limit=90)
-def document_extract_task(document_id: int) -> int:
-    """Fan out one extraction task per chunk of the document (gone → nothing to do)."""
-    ids = list(Chunk.objects.filter(document_id=document_id).order_by("ordinal").values_list("pk", flat=True))
+def document_extract_task(document_id: int, force: bool = False) -> int:
+    """Fan out one extraction task per chunk of the document (gone → nothing to do).
+
+    Chunks the configured extractor already audited are skipped unless `force`: a metadata-only change also
+    arrives as "changed", and must not pay for model calls again. A content change replaces the chunks, so
+    the new ones have no audit yet.
+    """
+    chunks = Chunk.objects.filter(document_id=document_id).order_by("ordinal")
+    if not force:
+        done = ProjectionQuality.objects.filter(chunk=OuterRef("pk"), extractor=settings.FINDINGS_EXTRACTOR)
+        chunks = chunks.exclude(Exists(done))
+    ids = list(chunks.values_list("pk", flat=True))
     if not ids:
-        logger.info("document %s has no chunks (deleted?); nothing to extract", document_id)
+        logger.info("document %s: no chunks left to extract", document_id)
     for chunk_id in ids:
         chunk_extract_task.delay(chunk_id)
     return len(ids)

@@ -171,13 +171,8 @@ _dimension: dict[str, int] = {}
 
 
 def _claim_dimension() -> int:
-    if "d" not in _dimension:
-        from django.db import connection
-
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'findings_claim'::regclass "
-                           "AND attname = 'embedding'")
-            _dimension["d"] = int(cursor.fetchone()[0])
+    if "d" not in _dimension:  # fixed per process: changing the column needs a migration and a restart
+        _dimension["d"] = sql.claim_dimension_get()
     return _dimension["d"]
 
 

@@ -59,3 +59,14 @@ def test_no_extractor_means_no_claims(world, settings, django_capture_on_commit_
     with django_capture_on_commit_callbacks(execute=True):
         ingest(world, wiki, external_id="a", title="Owners", body="Priya Nair is the owner of the Billing Service.")
     assert not Claim.objects.exists() and not ProjectionQuality.objects.exists()
+
+
+def test_a_metadata_only_change_does_not_extract_again(world, django_capture_on_commit_callbacks):
+    wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")
+    body = "Priya Nair is the owner of the Billing Service."
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="a", title="Owners", body=body)
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="a", title="Owners", body=body, record_url="https://wiki.test/owners")
+    assert ProjectionQuality.objects.count() == 1
+    assert Claim.objects.filter(status="open").count() == 1
