@@ -318,9 +318,11 @@ def chat_complete(
         raise ModelOutputInvalid(f"chat completion without a usable choice ({type(exc).__name__})") from None
 
 
-# Endpoints (root URL, model) known to reject json_schema structured output, so later calls go straight
-# to JSON mode instead of paying a failed round trip every time. Per process; a restart re-probes.
-_JSON_SCHEMA_UNSUPPORTED: set[tuple[str, str]] = set()
+# (root URL, model, schema name) combinations known to be rejected as json_schema structured output, so
+# later calls go straight to JSON mode instead of paying a failed round trip every time. The schema name
+# is part of the key because some rejections are about one schema (strict mode forbids some keywords),
+# not about the server. Per process; a restart probes again.
+_JSON_SCHEMA_UNSUPPORTED: set[tuple[str, str, str]] = set()
 _JSON_SCHEMA_LOCK = threading.Lock()
 _REJECTION_HINTS = ("response_format", "json_schema", "json schema", "structured output", "schema")
 
@@ -372,7 +374,7 @@ def chat_complete_json(
     system message; either way the answer is validated here, so callers get a schema-valid dict or
     `ModelOutputInvalid`.
     """
-    key = (endpoint.api_root, model)
+    key = (endpoint.api_root, model, schema_name)
     with _JSON_SCHEMA_LOCK:
         use_schema = key not in _JSON_SCHEMA_UNSUPPORTED
     if use_schema:

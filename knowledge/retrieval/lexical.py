@@ -1,0 +1,112 @@
+"""The lexical channel over the chunk tsvector."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+
+from django.conf import settings
+from django.db import connection
+from psycopg import sql
+
+from .sql import CHUNK_STATS, LEXEME_DF, LEXEME_STATS, LEXICAL, QUERY_LEXEMES, SCOPE_STATS, compose
+
+_LEXEME_SAFE = re.compile(r"^[\w.\-']+$")
+_stats_lock = threading.Lock()
+_stats: dict = {}
+STATS_TTL_S = 300.0
+K1, B = 0.9, 0.4  # the parameters of the reference BM25 run; best of a small grid on SciFact
+
+
+def query_lexemes(query: str) -> list[str]:
+    """The query's lexemes as Postgres' english configuration stems them (stop words removed)."""
+    with connection.cursor() as cursor:
+        cursor.execute(QUERY_LEXEMES, {"query": query})
+        return [row[0] for row in cursor.fetchall()]
+
+
+def or_query(lexemes: list[str]) -> str:
+    """A to_tsquery string ORing the lexemes, each quoted so no lexeme can act as tsquery syntax."""
+    quoted = ["'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" for lexeme in lexemes]
+    return " | ".join(quoted)
+
+
+def corpus_stats(*, refresh: bool = False) -> dict:
+    """Lexeme document frequencies from the column statistics, and the average chunk length. Cached
+    for a few minutes: they move slowly and reading them per query would cost two round trips."""
+    with _stats_lock:
+        if not refresh and _stats and time.monotonic() - _stats["at"] < STATS_TTL_S:
+            return _stats
+        with connection.cursor() as cursor:
+            cursor.execute(LEXEME_STATS)
+            row = cursor.fetchone()
+            cursor.execute(CHUNK_STATS)
+            avg_len, total = cursor.fetchone()
+        freqs: dict[str, float] = {}
+        floor = 0.0
+        if row and row[0] and row[1]:
+            elems, elem_freqs = row[0], row[1]
+            freqs = dict(zip(elems, elem_freqs[: len(elems)], strict=False))
+            floor = float(elem_freqs[len(elems)]) if len(elem_freqs) > len(elems) else min(freqs.values())
+        _stats.clear()
+        _stats.update({"freqs": freqs, "floor": floor, "avg_len": float(avg_len or 1.0), "total": int(total),
+                       "at": time.monotonic()})
+        return _stats
+
+
+def idf_for(lexemes: list[str], stats: dict) -> list[float]:
+    """BM25 idf from the sampled frequency; a lexeme rarer than the sample records gets half the
+    smallest recorded frequency (it is rare — how rare the sample cannot say)."""
+    freqs, floor = stats["freqs"], stats["floor"]
+    out = []
+    for lexeme in lexemes:
+        f = freqs.get(lexeme)
+        if f is None:
+            f = floor / 2 if floor else 0.0
+        f = min(max(f, 1e-6), 0.999)
+        out.append(math.log(1 + (1 - f) / f) if freqs else 1.0)
+    return out
+
+
+def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Composable, filter_params: dict,
+                   limit: int, strategy: str | None = None, access: sql.Composable | None = None,
+                   ) -> list[tuple[int, float]]:
+    """[(chunk id, score)] best first."""
+    strategy = strategy or settings.LEXICAL_STRATEGY
+    params = {**access_params, **filter_params, "limit": limit, "query": query}
+    if strategy != "websearch":
+        lexemes = [lx for lx in query_lexemes(query) if _LEXEME_SAFE.match(lx)]
+        if not lexemes:
+            return []
+        params["or_query"] = or_query(lexemes)
+        if strategy == "bm25":
+            stats = corpus_stats()
+            if settings.LEXICAL_IDF == "exact":
+                idf, avg_len = scoped_idf(lexemes, access_params, access)
+                stats = {**stats, "avg_len": avg_len}
+            else:
+                idf = idf_for(lexemes, stats)
+            # Drop the commonest lexemes when the query has rarer ones: they add little score and
+            # would pull most of the corpus into the candidate set.
+            keep = [i for i, v in enumerate(idf) if v >= settings.LEXICAL_MIN_IDF] or list(range(len(lexemes)))
+            lexemes, idf = [lexemes[i] for i in keep], [idf[i] for i in keep]
+            params.update({"lexemes": lexemes, "idf": idf, "or_query": or_query(lexemes), "k1": K1, "b": B,
+                           "avg_len": stats["avg_len"], "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
+    with connection.cursor() as cursor:
+        cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def scoped_idf(lexemes: list[str], access_params: dict, access) -> tuple[list[float], float]:
+    """BM25 idf from document frequencies counted among the chunks this caller may read (capped)."""
+    cap = settings.LEXICAL_DF_CAP
+    with connection.cursor() as cursor:
+        cursor.execute(compose(SCOPE_STATS, access=access), {**access_params, "n_cap": cap * 20})
+        n, avg_len = cursor.fetchone()
+        cursor.execute(compose(LEXEME_DF, access=access), {**access_params, "lexemes": lexemes, "df_cap": cap})
+        df = dict(cursor.fetchall())
+    n = max(int(n), 1)
+    return [math.log(1 + (n - min(df.get(lx, 0), n) + 0.5) / (min(df.get(lx, 0), n) + 0.5)) for lx in lexemes], \
+        float(avg_len or 1.0)

@@ -1,0 +1,135 @@
+"""Hybrid search: lexical + vector, each filtered by the access path in SQL, fused by RRF."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+from groundwork.authority import Authority
+
+from ..access import chunk_access_params
+from ..sql import index_dimension_get
+from .fusion import Fused, rrf_fuse
+from .lexical import lexical_search
+from .sql import HYDRATE, compose, filters_sql
+from .types import Hit, RetrievalUnavailable, SearchFilters, SearchResult
+from .vector import vector_search
+
+logger = logging.getLogger(__name__)
+
+
+def query_vector(query: str):
+    """Embed the query (outside any transaction) and check it. Returns (vector, space_id, state)."""
+    from ..embedders import EmbeddingError, embedder_get, vector_problem
+    from ..embedding import active_space
+
+    embedder = embedder_get()
+    if embedder is None:
+        return None, None, "no_embedder"
+    space = active_space()
+    if space is None or space.model_id != embedder.model_id:
+        return None, None, "no_space"  # nothing was embedded with this model yet
+    try:
+        vector = embedder.embed_query(query)
+    except EmbeddingError as exc:
+        logger.warning("query embedding failed: %s", exc)
+        return None, None, "error"
+    problem = vector_problem(vector, index_dimension_get())
+    if problem == "wrong_dimension":
+        return None, None, "wrong_dimension"
+    if problem:
+        return None, None, "zero_vector"
+    return vector, space.pk, "ok"
+
+
+def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: SearchFilters | None = None,
+                  per_document_cap: int | None = None, channels: tuple[str, ...] = ("lexical", "vector"),
+                  lexical_strategy: str | None = None, vector_route: str | None = None,
+                  require_vector: bool = False) -> SearchResult:
+    """The caller's top-k readable chunks for `query`. Raises RetrievalUnavailable when the corpus
+    cannot be searched (a database failure; with require_vector, any problem with the vector channel)."""
+    query = (query or "").strip()
+    if not query:
+        return SearchResult(hits=[], lexical="off", vector="off", query=query)
+    depth = max(settings.RETRIEVAL_CHANNEL_DEPTH, k * 4)
+    vector, space_id, vector_state = (None, None, "off")
+    if "vector" in channels:
+        vector, space_id, vector_state = query_vector(query)  # before any transaction
+        # A configured embedder that fails, or answers with a wrong-size or zero vector, makes the
+        # search unavailable when the caller needs semantic evidence; "nothing embedded yet" and
+        # EMBEDDER=none only mean the vector channel steps aside.
+        if require_vector and vector_state in ("error", "wrong_dimension", "zero_vector"):
+            raise RetrievalUnavailable(_cause(vector_state))
+        if require_vector and vector_state == "no_embedder" and settings.RETRIEVAL_REQUIRE_SEMANTIC:
+            raise RetrievalUnavailable("no_embedder")
+    access = chunk_access_params(authority)
+    filters_clause, filter_params = filters_sql(filters)
+    try:
+        lexical = []
+        if "lexical" in channels:
+            lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
+                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy)
+        nearest = []
+        if vector is not None:
+            nearest, _ = vector_search(vector=vector, space_id=space_id, access_params=access,
+                                       filters_clause=filters_clause, filter_params=filter_params, limit=depth,
+                                       route=vector_route)
+        # Nearest neighbours always exist; below this similarity they are noise, not evidence, and an
+        # unrelated question must be able to come back empty.
+        nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
+        fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS)
+        hits = _hydrate(authority, fused)
+    except DatabaseError as exc:
+        logger.exception("retrieval query failed")
+        raise RetrievalUnavailable("database_error", type(exc).__name__) from exc
+    hits = _rank(hits, k=k, cap=per_document_cap or settings.RETRIEVAL_PER_DOCUMENT_CAP)
+    return SearchResult(hits=hits, lexical="ok" if "lexical" in channels else "off", vector=vector_state,
+                        query=query)
+
+
+def _cause(state: str) -> str:
+    return {"no_embedder": "no_embedder", "no_space": "no_embedder", "error": "embedding_error",
+            "wrong_dimension": "wrong_dimension", "zero_vector": "zero_vector"}.get(state, "embedding_error")
+
+
+def _hydrate(authority: Authority, fused: list[Fused]) -> list[Hit]:
+    if not fused:
+        return []
+    by_id = {f.chunk_id: f for f in fused}
+    with connection.cursor() as cursor:
+        # The access predicate again: hydration must never widen what the channels returned.
+        cursor.execute(compose(HYDRATE), {**chunk_access_params(authority), "ids": list(by_id)})
+        rows = cursor.fetchall()
+    hits = []
+    for (cid, doc_id, ordinal, text, start, end, heading, title, url, source_id, source_name, source_kind,
+         author_id, tenant_id) in rows:
+        f = by_id[cid]
+        hits.append(Hit(
+            chunk_id=cid, document_id=doc_id, ordinal=ordinal, text=text, start=start, end=end,
+            heading_path=heading, title=title, record_url=url, source_id=source_id, source_name=source_name,
+            source_kind=source_kind, author_id=author_id, score=f.score, lexical_rank=f.lexical_rank,
+            vector_rank=f.vector_rank, lexical_score=f.lexical_score, vector_similarity=f.vector_similarity,
+            corpus="platform" if tenant_id == authority.platform_tenant_id and not authority.is_platform
+            else "tenant",
+        ))
+    return hits
+
+
+def _rank(hits: list[Hit], *, k: int, cap: int) -> list[Hit]:
+    """Best fused score first; on equal scores the tenant's own records before the platform corpus;
+    at most `cap` chunks of one document, so near-duplicates cannot crowd out other documents."""
+    ordered = sorted(hits, key=lambda h: (-round(h.score, 12), h.corpus != "tenant",
+                                          min(r for r in (h.lexical_rank, h.vector_rank) if r is not None),
+                                          h.chunk_id))
+    per_doc: dict[int, int] = {}
+    out = []
+    for hit in ordered:
+        if per_doc.get(hit.document_id, 0) >= cap:
+            continue
+        per_doc[hit.document_id] = per_doc.get(hit.document_id, 0) + 1
+        out.append(hit)
+        if len(out) == k:
+            break
+    return out

@@ -1,0 +1,211 @@
+"""Postgres-specific SQL of retrieval: the two channels and the content-free hint probe.
+
+Every query here starts from knowledge.access.chunk_access_sql — the tenant scope and ACL predicate —
+inside the same WHERE clause that the index scan evaluates, so nothing unreadable is ever ranked.
+User filters are appended with AND; there is no code path that ORs them with the access predicate.
+
+Why raw SQL: tsquery construction, BM25 over tsvector positions, pgvector's iterative HNSW scans
+(which need SET LOCAL in the same transaction) and materialized CTEs are out of the ORM's reach.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from ..access import chunk_access_sql
+from .types import SearchFilters
+
+
+def filters_sql(filters: SearchFilters | None, alias: str = "c") -> tuple[sql.Composable, dict]:
+    """AND-clauses for user filters (an empty SQL when there are none) and their parameters."""
+    if filters is None or filters.empty:
+        return sql.SQL(""), {}
+    a = sql.Identifier(alias)
+    clauses, params = [], {}
+    if filters.source_ids or filters.updated_after or filters.updated_before or filters.metadata:
+        doc_clauses = [sql.SQL("d.id = {a}.document_id").format(a=a)]
+        if filters.source_ids:
+            doc_clauses.append(sql.SQL("d.source_id = ANY(%(f_sources)s::bigint[])"))
+            params["f_sources"] = list(filters.source_ids)
+        if filters.updated_after:
+            doc_clauses.append(sql.SQL("d.updated_at >= %(f_after)s"))
+            params["f_after"] = filters.updated_after
+        if filters.updated_before:
+            doc_clauses.append(sql.SQL("d.updated_at < %(f_before)s"))
+            params["f_before"] = filters.updated_before
+        if filters.metadata:
+            from psycopg.types.json import Jsonb
+
+            doc_clauses.append(sql.SQL("d.metadata @> %(f_meta)s"))
+            params["f_meta"] = Jsonb(filters.metadata)
+        clauses.append(sql.SQL("EXISTS (SELECT 1 FROM knowledge_document d WHERE {})").format(
+            sql.SQL(" AND ").join(doc_clauses)))
+    if filters.document_ids:
+        clauses.append(sql.SQL("{a}.document_id = ANY(%(f_docs)s::bigint[])").format(a=a))
+        params["f_docs"] = list(filters.document_ids)
+    return sql.SQL(" AND ") + sql.SQL(" AND ").join(clauses), params
+
+
+# --- Lexical channel ---------------------------------------------------------------------------------
+# Three ways to match and rank, chosen by LEXICAL_STRATEGY after measuring nDCG@10 (see the bench):
+#  websearch: websearch_to_tsquery ANDs every term — precise, but empty for most natural questions;
+#  or:        the same lexemes ORed, ranked by ts_rank_cd (cover density, length-normalised);
+#  bm25:      ORed lexemes, scored with BM25 over tsvector positions, with IDF from the column statistics.
+# The ORed query is built from lexemes Postgres already stemmed, so it is cast with ::tsquery — passing
+# it through to_tsquery('english', …) would stem it twice ('increas' → 'increa') and miss matches.
+
+LEXICAL_WEBSEARCH = sql.SQL(
+    """
+    SELECT c.id, ts_rank_cd(c.search, q.query, 1) AS score
+      FROM knowledge_chunk c, websearch_to_tsquery('english', %(query)s) AS q(query)
+     WHERE c.search @@ q.query AND {access}{filters}
+     ORDER BY score DESC, (c.tenant_id <> %(own_tenant_id)s), c.id
+     LIMIT %(limit)s
+    """
+)
+
+LEXICAL_OR = sql.SQL(
+    """
+    SELECT c.id, ts_rank_cd(c.search, q.query, 1) AS score
+      FROM knowledge_chunk c, (SELECT %(or_query)s::tsquery) AS q(query)
+     WHERE c.search @@ q.query AND {access}{filters}
+     ORDER BY score DESC, (c.tenant_id <> %(own_tenant_id)s), c.id
+     LIMIT %(limit)s
+    """
+)
+
+# BM25 (k1, b) over the candidates the GIN index returns for the ORed lexemes. Term frequency is the
+# number of positions a lexeme has in the chunk's tsvector (heading path included). Document length is
+# the chunk's token count. The candidate set is capped so a query of only common words stays bounded.
+LEXICAL_BM25 = sql.SQL(
+    """
+    WITH terms AS (
+        SELECT t.lexeme, t.idf FROM unnest(%(lexemes)s::text[], %(idf)s::float8[]) AS t(lexeme, idf)
+    ), candidates AS MATERIALIZED (
+        SELECT c.id, c.search, c.token_count, c.tenant_id
+          FROM knowledge_chunk c
+         WHERE c.search @@ %(or_query)s::tsquery AND {access}{filters}
+         LIMIT %(candidate_cap)s
+    )
+    SELECT cand.id,
+           sum(terms.idf * (u.tf * (%(k1)s + 1)) /
+               (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
+      FROM candidates cand
+      CROSS JOIN LATERAL (
+            -- Keep only the query's lexemes before unnesting (re-weight everything D, the query's
+            -- lexemes A, filter A): unnesting whole chunk vectors dominated the cost.
+            SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
+              FROM unnest(ts_filter(setweight(setweight(cand.search, 'D'), 'A', %(lexemes)s::text[]), '{{a}}')) AS x
+           ) u
+      JOIN terms ON terms.lexeme = u.lexeme
+     GROUP BY cand.id, cand.tenant_id
+     ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
+     LIMIT %(limit)s
+    """
+)
+
+QUERY_LEXEMES = sql.SQL(
+    "SELECT lexeme FROM unnest(to_tsvector('english', %(query)s)) GROUP BY lexeme ORDER BY min(positions[1])"
+)
+
+# pg_stats keeps the most common lexemes of the tsvector column with their frequencies (ANALYZE
+# gathers them); the last three numbers of most_common_elem_freqs are min, max and null frequency.
+LEXEME_STATS = sql.SQL(
+    """
+    SELECT most_common_elems::text::text[], most_common_elem_freqs
+      FROM pg_stats
+     WHERE schemaname = current_schema() AND tablename = 'knowledge_chunk' AND attname = 'search'
+    """
+)
+
+# Document frequency of each query lexeme among the chunks the caller may read, counted exactly up to
+# a cap through the GIN index: exact where it matters (rare terms) and bounded where it does not.
+LEXEME_DF = sql.SQL(
+    """
+    SELECT t.lexeme,
+           (SELECT count(*) FROM (
+                SELECT 1 FROM knowledge_chunk c
+                 WHERE c.search @@ quote_literal(t.lexeme)::tsquery AND {access}
+                 LIMIT %(df_cap)s) s) AS df
+      FROM unnest(%(lexemes)s::text[]) AS t(lexeme)
+    """
+)
+
+SCOPE_STATS = sql.SQL(
+    """
+    SELECT count(*), coalesce(avg(token_count), 1)::float8 FROM (
+        SELECT c.token_count FROM knowledge_chunk c WHERE {access} LIMIT %(n_cap)s) s
+    """
+)
+
+CHUNK_STATS = sql.SQL("SELECT coalesce(avg(token_count), 1)::float8, count(*) FROM knowledge_chunk")
+
+
+LEXICAL = {"websearch": LEXICAL_WEBSEARCH, "or": LEXICAL_OR, "bm25": LEXICAL_BM25}
+
+
+# Channel orderings break score ties with the caller's own tenant first (%(own_tenant_id)s), so on
+# equal scores a tenant's record outranks the platform corpus's.
+
+# Only for the content-free hint probe (retrieval.hints): the tenant scope without the ACL, to learn
+# whether something the caller cannot read would have ranked. Nothing it finds leaves as content.
+TENANT_SCOPE_ONLY = sql.SQL("(c.tenant_id = ANY(%(tenant_ids)s::bigint[]))")
+
+
+def compose(template: sql.SQL, filters: sql.Composable | None = None, *, access: sql.Composable | None = None
+            ) -> sql.Composed:
+    """Fill a channel query's `{access}` slot with the access predicate and `{filters}` with AND-ed
+    user filters."""
+    return template.format(access=access if access is not None else chunk_access_sql("c"),
+                           filters=filters if filters is not None else sql.SQL(""))
+
+
+# --- Vector channel ----------------------------------------------------------------------------------
+# HNSW with iterative scans: the index keeps walking until enough rows pass the access filter, so a
+# selective ACL never returns fewer than asked. relaxed_order may return rows slightly out of order,
+# hence the re-sort over a MATERIALIZED CTE. When the filtered set is small an exact scan is both
+# faster and exact: `ORDER BY distance + 0` keeps the planner off the HNSW index.
+VECTOR_HNSW = sql.SQL(
+    """
+    WITH nearest AS MATERIALIZED (
+        SELECT c.id, c.tenant_id, c.embedding <=> %(vector)s::vector AS distance
+          FROM knowledge_chunk c
+         WHERE c.embedding_space_id = %(space_id)s AND {access}{filters}
+         ORDER BY c.embedding <=> %(vector)s::vector
+         LIMIT %(limit)s
+    )
+    SELECT id, distance FROM nearest ORDER BY distance, (tenant_id <> %(own_tenant_id)s), id
+    """
+)
+
+VECTOR_EXACT = sql.SQL(
+    """
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+      FROM knowledge_chunk c
+     WHERE c.embedding_space_id = %(space_id)s AND {access}{filters}
+     ORDER BY (c.embedding <=> %(vector)s::vector) + 0, (c.tenant_id <> %(own_tenant_id)s), c.id
+     LIMIT %(limit)s
+    """
+)
+
+# How many rows pass the filter, counted only up to a bound: enough to route exact vs HNSW cheaply.
+FILTERED_COUNT = sql.SQL(
+    """
+    SELECT count(*) FROM (
+        SELECT 1 FROM knowledge_chunk c
+         WHERE c.embedding_space_id = %(space_id)s AND {access}{filters}
+         LIMIT %(bound)s
+    ) s
+    """
+)
+
+HYDRATE = sql.SQL(
+    """
+    SELECT c.id, c.document_id, c.ordinal, c.text, c.start, c."end", c.heading_path, d.title, d.record_url,
+           d.source_id, s.name, s.kind, d.author_id, c.tenant_id
+      FROM knowledge_chunk c
+      JOIN knowledge_document d ON d.id = c.document_id
+      JOIN knowledge_source s ON s.id = d.source_id
+     WHERE c.id = ANY(%(ids)s::bigint[]) AND {access}
+    """
+)

@@ -1,0 +1,84 @@
+"""What retrieval returns, and its two different empties.
+
+An empty `SearchResult.hits` means the corpus was searched and had nothing. `RetrievalUnavailable`
+means it could not be searched at all (no corpus, no embedder where one is required, an embedding
+error, a query vector of the wrong size or all zeros, a database failure). Callers treat them in
+opposite ways: "our data says nothing" versus "retrieval is down".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+
+class RetrievalUnavailable(Exception):
+    """The corpus could not be searched. `cause` is a short machine-readable reason."""
+
+    CAUSES = ("no_corpus", "no_embedder", "embedding_error", "wrong_dimension", "zero_vector",
+              "database_error")
+
+    def __init__(self, cause: str, detail: str = "") -> None:
+        super().__init__(f"retrieval unavailable: {cause}" + (f" ({detail})" if detail else ""))
+        self.cause = cause
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Caller-supplied narrowing. Always AND-ed with the access path, never OR-ed."""
+
+    source_ids: tuple[int, ...] = ()
+    document_ids: tuple[int, ...] = ()
+    updated_after: datetime | None = None
+    updated_before: datetime | None = None
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.source_ids or self.document_ids or self.updated_after or self.updated_before
+                    or self.metadata)
+
+
+ChannelState = Literal["ok", "off", "no_embedder", "wrong_dimension", "zero_vector", "no_space", "error"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: int
+    document_id: int
+    ordinal: int
+    text: str
+    start: int
+    end: int
+    heading_path: str
+    title: str
+    record_url: str
+    source_id: int
+    source_name: str
+    source_kind: str
+    author_id: int | None
+    score: float
+    lexical_rank: int | None
+    vector_rank: int | None
+    lexical_score: float | None
+    vector_similarity: float | None
+    corpus: Literal["tenant", "platform"]
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return tuple(name for name, rank in (("lexical", self.lexical_rank), ("vector", self.vector_rank))
+                     if rank is not None)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[Hit]
+    lexical: ChannelState
+    vector: ChannelState
+    query: str
+
+    @property
+    def semantic_active(self) -> bool:
+        return self.vector == "ok"
