@@ -249,6 +249,15 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
             "anomalies": anomalies,
             "writer_errors": errors[:5],
         }
+        # groundwork.bench's report table shows flat numbers only: flatten the two nested breakdowns as well.
+        result["anomalies_total"] = sum(anomalies.values())
+        result.update({f"anomalies_{k}": v for k, v in anomalies.items()})
+        result.update({f"rejected_share_{k}": v for k, v in audit["rejected_share"].items()})
+        result["notes"] = [
+            "patterns extractor: it proposes only what it can ground, so rejection shares are 0 by construction",
+            f"lateral_top5_anchor_ms = {ANCHOR_LATERAL_MS:g} (reference); lateral_top5_ms_dense adds "
+            "synthetic current claims to every candidate slot",
+        ]
         # The same 50 candidates against crowded slots (the real corpus leaves only a few claims per slot).
         dense = 50 if quick else 200
         result["lateral_dense_claims_per_slot"] = dense

@@ -33,6 +33,7 @@ def test_bench_reports_throughput_and_anomalies_and_cleans_up(world, relations, 
     assert result["facts_serial"] >= 3 and result["facts_per_s_1"] > 0 and result["facts_per_s_8"] > 0
     assert result["lateral_dense_claims_added"] > 0 and result["lateral_top5_ms_dense"] > 0
     assert result["anomalies"] == {"duplicates": 0, "overlapping_validity": 0, "lost_writes": 0, "writer_errors": 0}
+    assert result["anomalies_total"] == 0 and result["rejected_share_missing_quote"] == 0.0
     assert json.loads((tmp_path / "out" / "findings.json").read_text())["facts_serial"] == result["facts_serial"]
     assert not Tenant.objects.filter(slug__startswith="bench-findings").exists()
     assert not Claim.objects.exists() and not Entity.objects.exists()
