@@ -44,6 +44,11 @@ def browser():
 @pytest.mark.django_db(transaction=True)
 def test_analyst_browses_findings_detail_history_and_entity(live_server, browser, world, docs, settings):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def navigated(fragment: str) -> None:  # a click returns before the next page has loaded
+        WebDriverWait(browser, 10).until(
+            lambda d: fragment in d.current_url and d.execute_script("return document.readyState") == "complete")
 
     settings.FINDINGS_EXTRACTOR = "none"  # commits are real here; the writer below is the only source of claims
     _, c1 = docs.doc("a", "Intro. On 2025-01-15 Priya Nair became Head of Support. Outro.",
@@ -72,11 +77,13 @@ def test_analyst_browses_findings_detail_history_and_entity(live_server, browser
     browser.find_element(By.NAME, "valid_at").send_keys("2025-03-01")
     browser.find_element(By.NAME, "known_at").send_keys(as_of)
     browser.find_element(By.CSS_SELECTOR, "#filters button").click()
+    navigated("valid_at=2025-03-01")
     rows = browser.find_elements(By.CSS_SELECTOR, "#claims tbody tr.claim-row")
     assert [r.find_element(By.CSS_SELECTOR, "td").text for r in rows] == [
         "On 2025-01-15 Priya Nair became Head of Support."]
 
     rows[0].find_element(By.CSS_SELECTOR, "td a").click()
+    navigated(f"/findings/{priya.pk}/")
     mark = browser.find_element(By.CSS_SELECTOR, ".evidence mark")
     assert mark.text == "On 2025-01-15 Priya Nair became Head of Support."
     assert browser.find_element(By.CSS_SELECTOR, ".evidence .chunk").text.startswith("Intro.")
@@ -84,4 +91,5 @@ def test_analyst_browses_findings_detail_history_and_entity(live_server, browser
     assert "Superseded by: On 2025-09-01 Marcus Lee" in browser.find_element(By.ID, "history").text
 
     browser.find_element(By.LINK_TEXT, "Priya Nair").click()
+    navigated(f"/findings/entities/{priya.subject_id}/")
     assert browser.find_element(By.ID, "entity-name").text.startswith("Priya Nair")
