@@ -399,3 +399,9 @@ def claim_anomalies(tenant_id: int) -> tuple[int, int, set[tuple[int, int]]]:
         overlaps = cursor.fetchone()[0]
         cursor.execute(_EVIDENCED, {"tenant_id": tenant_id})
         return duplicates, overlaps, set(cursor.fetchall())
+
+
+def claims_analyze() -> None:
+    """Refresh planner statistics after a bulk load (the bench's crowded slots); autovacuum would, later."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier("findings_claim")))
