@@ -230,3 +230,20 @@ RETRIEVAL_VECTOR_MIN_SIMILARITY = env_float("RETRIEVAL_VECTOR_MIN_SIMILARITY", 0
 RETRIEVAL_HINT_MIN_SIMILARITY = env_float("RETRIEVAL_HINT_MIN_SIMILARITY", 0.45)
 LEXICAL_IDF = env_str("LEXICAL_IDF", "stats")  # exact (capped per-query counts in the caller's scope) | stats
 LEXICAL_DF_CAP = env_int("LEXICAL_DF_CAP", 5000, minimum=10)
+
+# =====================================================================================================
+# --- Findings: extraction and model endpoint (added by the findings app) -----------------------------
+# FINDINGS_EXTRACTOR picks what proposes facts after ingestion: "patterns" (offline, deterministic, the
+# default), "openai" (any OpenAI-compatible chat endpoint at LLM_URL with LLM_MODEL) or "none" (no claims).
+# With LLM_URL set, borderline consolidation verdicts also go to that model; without, they are written as
+# ADD and queued for review.
+FINDINGS_EXTRACTOR = env_str("FINDINGS_EXTRACTOR", "patterns")
+if FINDINGS_EXTRACTOR not in ("patterns", "openai", "none"):
+    raise ImproperlyConfigured(f"FINDINGS_EXTRACTOR must be patterns, openai or none, got {FINDINGS_EXTRACTOR!r}")
+LLM_URL = env_str("LLM_URL")
+LLM_MODEL = env_str("LLM_MODEL")
+LLM_API_KEY = env_str("LLM_API_KEY")
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
+if FINDINGS_EXTRACTOR == "openai" and not (LLM_URL and LLM_MODEL):
+    raise ImproperlyConfigured("FINDINGS_EXTRACTOR=openai needs LLM_URL and LLM_MODEL")
+FINDINGS_EXTRACT_MAX_RETRIES = env_int("FINDINGS_EXTRACT_MAX_RETRIES", 3, minimum=0)
