@@ -211,7 +211,7 @@ LEXICAL_MIN_IDF = env_float("LEXICAL_MIN_IDF", 0.0)
 LEXICAL_CANDIDATE_CAP = env_int("LEXICAL_CANDIDATE_CAP", 20000, minimum=100)
 # BM25 candidates come from the query's lexemes with at least this idf (≈ in at most 1/(e^idf - 1) of the
 # chunks); commoner lexemes still add to the score of the chunks found. 0 matches on every lexeme.
-LEXICAL_MATCH_MIN_IDF = env_float("LEXICAL_MATCH_MIN_IDF", 0.0)
+LEXICAL_MATCH_MIN_IDF = env_float("LEXICAL_MATCH_MIN_IDF", 2.3)  # SciFact/Cranfield nDCG unchanged, p50 59 → 19 ms
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", 60, minimum=1)
 RETRIEVAL_BOTH_BONUS = env_float("RETRIEVAL_BOTH_BONUS", 0.002)  # added to the fused score when both channels agree
 RETRIEVAL_PER_DOCUMENT_CAP = env_int("RETRIEVAL_PER_DOCUMENT_CAP", 2, minimum=1)
