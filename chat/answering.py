@@ -35,6 +35,11 @@ class AnswerEvent:
     data: dict[str, Any]
 
 
+def answer_html(answer: str, label_map: dict[str, Evidence]) -> str:
+    """Safe HTML for an answer: the only outside links that survive are the cited records' own URLs."""
+    return render_answer_html(answer, label_map, allowed_links={e.record_url for e in label_map.values()})
+
+
 def _citation_dicts(label_map: dict[str, Evidence], text: str | None = None) -> list[dict]:
     citations = all_citations(label_map) if text is None else citations_for(text, label_map)
     return [c.as_dict() for c in citations]
@@ -152,7 +157,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "message_id": message.pk,
         "conversation_id": message.conversation_id,
         "answer": answer,
-        "html": render_answer_html(answer, label_map),
+        "html": answer_html(answer, label_map),
         "outcome": message.outcome,
         "mode": message.mode,
         "corpus": message.corpus,

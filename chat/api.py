@@ -11,8 +11,7 @@ from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from chat.answering import AnswerEvent, answer_events
-from chat.rendering import render_answer_html
+from chat.answering import AnswerEvent, answer_events, answer_html
 from chat.selectors import (
     conversation_access,
     conversation_messages,
@@ -78,7 +77,7 @@ def message_payload(message) -> dict:
     label_map = {c["label"]: evidence_from_citation(c) for c in message.citations}
     return {
         "message_id": message.pk, "conversation_id": message.conversation_id, "answer": message.content,
-        "html": render_answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
+        "html": answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
         "corpus": message.corpus, "citations": message.citations, "hint": message.hint,
         "verification": message.verification,
     }

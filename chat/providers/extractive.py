@@ -23,7 +23,6 @@ from .base import (
     stream_text,
 )
 
-
 # A sentence is kept only if it scores at least this share of the best sentence for the same (sub-)question:
 # a sentence that shares one common word with the question ("laptop") is noise next to one that answers it.
 RELATIVE_SENTENCE_FLOOR = 0.5

@@ -8,7 +8,7 @@ import pytest
 
 from tests.knowledge.conftest import Corpus, corpus, ingest  # noqa: F401
 
-CANARIES = ("CANARY-HR-7731", "CANARY-GLOBEX-1142", "Q4 workforce plan", "Globex laptops")
+CANARIES = ("CANARY-HR-7731", "CANARY-GLOBEX-1142", "Q4 workforce plan", "Globex laptops")  # hidden from member
 
 
 def sse_events(raw: bytes) -> list[tuple[str, dict]]:

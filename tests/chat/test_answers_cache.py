@@ -69,7 +69,8 @@ def test_serve_rechecks_content_hash_without_the_listener(world, corpus):
     ask_json(member, LAPTOP)
     document_listener_unregister("chat.answer_cache")
     try:
-        ingest(world, corpus.acme_wiki, external_id="pub", title="Laptop policy", record_url=corpus.acme_public.record_url,
+        ingest(world, corpus.acme_wiki, external_id="pub", title="Laptop policy",
+               record_url=corpus.acme_public.record_url,
                body="Every engineer receives a laptop on day one. Replacements take ten days.")
         after = ask_json(member, LAPTOP).json()
     finally:
