@@ -158,8 +158,26 @@ class ConversationListApi(AuthorityAPIView):
         return Response(ConversationOutput(rows, many=True).data)
 
 
+class ConversationMessageOutput(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["user", "assistant"])
+    content = serializers.CharField(required=False, help_text="user messages")
+    message_id = serializers.IntegerField(required=False)
+    answer = serializers.CharField(required=False)
+    html = serializers.CharField(required=False)
+    outcome = serializers.CharField(required=False)
+    mode = serializers.CharField(required=False)
+    corpus = serializers.CharField(required=False)
+    citations = CitationOutput(many=True, required=False)
+    hint = HintOutput(allow_null=True, required=False)
+    verification = serializers.DictField(required=False)
+
+
+class ConversationDetailOutput(ConversationOutput):
+    messages = ConversationMessageOutput(many=True)
+
+
 class ConversationDetailApi(AuthorityAPIView):
-    @extend_schema(summary="One of my conversations with its messages")
+    @extend_schema(summary="One of my conversations with its messages", responses={200: ConversationDetailOutput})
     def get(self, request, conversation_id: int, **kwargs):
         conversation = conversation_access(self.authority, conversation_id)
         if conversation is None:

@@ -11,13 +11,16 @@ import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import DatabaseError
 
 from chat.evidence import Evidence
 from chat.gate import GapKind, GateDecision, gate_decide, reformulate
-from chat.terms import key_terms
+from chat.sql import word_lexemes
+from chat.terms import content_words, key_terms, stem
 from groundwork.authority import Authority
 from knowledge.retrieval import Hit, RetrievalUnavailable, hybrid_search
 from knowledge.retrieval.hints import HiddenRecord, hidden_relevant
+from knowledge.retrieval.lexical import corpus_stats, idf_for
 
 # " and ", "?" and ";" split a compound question; a piece without key terms of its own ("and why?") is
 # glued back to the one before it, so "terms and conditions" style phrases survive when one side is empty.
@@ -105,6 +108,22 @@ class Grounding:
         return any(part.unavailable for part in self.parts)
 
 
+def term_weights(question: str) -> dict[str, float]:
+    """Corpus idf of each key term of `question` (its rarest Postgres lexeme), for the gate's coverage.
+    Empty when the lexeme statistics are not there yet (before ANALYZE): the gate then counts terms."""
+    stats = corpus_stats()
+    if not stats.get("freqs"):
+        return {}
+    content = list(dict.fromkeys(content_words(question)))
+    lexemes = word_lexemes(content)
+    weights: dict[str, float] = {}
+    for word in content:
+        found = lexemes.get(word) or []
+        weight = max(idf_for(found, stats)) if found else 0.0
+        weights[stem(word)] = max(weights.get(stem(word), 0.0), weight)
+    return weights
+
+
 def _search(authority: Authority, query: str, k: int) -> tuple[list[Evidence], bool]:
     """Evidence for `query` and whether the semantic channel took part. Raises RetrievalUnavailable when a
     configured embedder fails: then "nothing found" could be an artefact of the failure, so we say so."""
@@ -116,19 +135,20 @@ def part_ground(authority: Authority, question: str, *, k: int | None = None) ->
     k = k or settings.ANSWER_TOP_K
     part = PartResult(question=question)
     try:
+        weights = term_weights(question)
         evidence, semantic = _search(authority, question, k)
-        decision = gate_decide(question, evidence, vector_enabled=semantic)
+        decision = gate_decide(question, evidence, vector_enabled=semantic, term_weights=weights)
         if decision.retry_worthwhile:
             retry = reformulate(question)
             if retry:
                 again, semantic_again = _search(authority, retry, k)
-                second = gate_decide(question, again, vector_enabled=semantic_again)
+                second = gate_decide(question, again, vector_enabled=semantic_again, term_weights=weights)
                 part.retried_with = retry
                 if second.answer or second.confidence > decision.confidence:
                     evidence, decision = again, second
         part.evidence, part.decision = evidence, decision
-    except RetrievalUnavailable as exc:
-        part.unavailable = exc.cause
+    except (RetrievalUnavailable, DatabaseError) as exc:
+        part.unavailable = getattr(exc, "cause", "database_error")
         return part
     # The probe runs whatever the gate said: a readable answer can still leave a relevant record hidden.
     part.hidden = hidden_relevant(authority, question, k=k)
