@@ -128,3 +128,13 @@ def test_sse_events_are_well_formed(world, corpus, no_cache):
     raw, events = ask_stream(world.client(world.member), "How long do laptop replacements take?")
     assert raw.startswith(b": answer stream\n\n")
     assert [n for n, _ in events].count("sources") == 1 and [n for n, _ in events].count("final") == 1
+
+
+def test_conversation_list_query_budget(world, corpus, no_cache, django_assert_max_num_queries):
+    client = world.client(world.member)
+    for question in ("laptop replacements", "laptop on day one", "deploy pipeline"):
+        ask_json(client, question)
+    client.get("/api/v1/conversations")  # warm the key lookup's side effects
+    with django_assert_max_num_queries(8):
+        rows = client.get("/api/v1/conversations").json()
+    assert len(rows) == 3
