@@ -2,9 +2,13 @@
 unavailable, and the empty base that is not the same as an empty search."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from chat.grounding import hint_payload, split_question
 from chat.models import GapEvent, Message
 from knowledge.models import Document
+from knowledge.retrieval.hints import HiddenRecord
 from tests.chat.conftest import CANARIES, ask_json, ask_stream
 
 pytestmark = pytest.mark.django_db
@@ -141,3 +145,27 @@ def test_messages_persist_with_principal_hash(world, corpus, no_cache):
     assert message.principal_hash == world.authority(world.member).principal_hash
     assert message.conversation.user == world.member
     assert list(message.conversation.messages.values_list("role", flat=True)) == ["user", "assistant"]
+
+
+
+@given(st.lists(st.builds(HiddenRecord, source_kind=st.sampled_from(["wiki", "jira", "slack"]),
+                          source_name=st.sampled_from(["Acme wiki", "Tickets"]),
+                          author_email=st.one_of(st.none(), st.sampled_from(["a@x.test", "b@x.test"])))))
+def test_hint_payload_carries_only_existence_source_and_contact(records):
+    payload = hint_payload(records)
+    if not records:
+        assert payload is None
+        return
+    assert set(payload) == {"exists", "sources"} and payload["exists"] is True
+    for entry in payload["sources"]:
+        assert set(entry) <= {"source_kind", "source_name", "contact"}
+    assert len(payload["sources"]) == len({(r.source_kind, r.source_name, r.author_email) for r in records})
+
+
+@given(st.text(max_size=200))
+def test_split_question_never_loses_key_terms(question):
+    from chat.terms import key_terms
+
+    parts = split_question(question)
+    assert parts
+    assert set(key_terms(question)) <= {t for p in parts for t in key_terms(p)}
