@@ -246,3 +246,11 @@ ANSWER_CACHE_ENABLED = env_bool("ANSWER_CACHE_ENABLED", True)
 # Cosine similarity between two questions' embeddings at which a cached answer is served (same scope only).
 ANSWER_CACHE_SIMILARITY = env_float("ANSWER_CACHE_SIMILARITY", 0.95)
 ANSWER_CACHE_TTL_S = env_int("ANSWER_CACHE_TTL_S", 7 * 24 * 3600, minimum=0)
+# Refusal-gate thresholds: chat/gate.py holds the tuned defaults; set ANSWER_GATE_MIN_COVERAGE,
+# ANSWER_GATE_MIN_PHRASE, ANSWER_GATE_STRONG_COVERAGE, ANSWER_GATE_SOLO_COVERAGE, ANSWER_GATE_MIN_SCORE,
+# ANSWER_GATE_TOP_K or ANSWER_GATE_RETRY_BELOW in the environment to override one.
+for _gate_name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE",
+                   "ANSWER_GATE_SOLO_COVERAGE", "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K",
+                   "ANSWER_GATE_RETRY_BELOW"):
+    if env_str(_gate_name) is not None:
+        globals()[_gate_name] = env_float(_gate_name, 0.0)

@@ -169,3 +169,13 @@ def test_split_question_never_loses_key_terms(question):
     parts = split_question(question)
     assert parts
     assert set(key_terms(question)) <= {t for p in parts for t in key_terms(p)}
+
+
+def test_low_confidence_refusal_searches_once_more_with_a_reformulated_query(world, corpus):
+    from chat.grounding import part_ground
+
+    part = part_ground(world.authority(world.member), "What is the visitor parking policy?")
+    assert part.retried_with == "visitor parking policy" and not part.answerable
+    answered = part_ground(world.authority(world.member), "How long do laptop replacements take?")
+    assert answered.answerable and answered.retried_with is None
+
