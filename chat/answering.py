@@ -17,7 +17,7 @@ from django.conf import settings
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
 from chat.citations import all_citations, citations_for
 from chat.evidence import Evidence
-from chat.grounding import Grounding, PartResult, ground_question, hint_payload
+from chat.grounding import Grounding, PartResult, ground_question, hidden_probe, hint_payload
 from chat.models import Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
 from chat.providers.base import NOT_FOUND_TEXT, stream_text
@@ -130,6 +130,8 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     if done.mode == Mode.CONVERSATIONAL:
         label_map = {}
     citations = _citation_dicts(label_map, answer) if done.mode == Mode.GROUNDING else []
+    if done.mode == Mode.GROUNDING:
+        hidden_probe(authority, done.groundings)
     parts = _decisive_parts(done.groundings)
     outcome = _outcome(done, parts, bool(citations))
     hidden = [h for g in done.groundings for h in g.hidden]

@@ -150,9 +150,17 @@ def part_ground(authority: Authority, question: str, *, k: int | None = None) ->
     except (RetrievalUnavailable, DatabaseError) as exc:
         part.unavailable = getattr(exc, "cause", "database_error")
         return part
-    # The probe runs whatever the gate said: a readable answer can still leave a relevant record hidden.
-    part.hidden = hidden_relevant(authority, question, k=k)
     return part
+
+
+def hidden_probe(authority: Authority, groundings: list[Grounding], *, k: int | None = None) -> None:
+    """Fill in each part's hidden relevant records. Runs whatever the gate said (a readable answer can still
+    leave a relevant record hidden), after the sources went out: the hint is only needed for the final event."""
+    k = k or settings.ANSWER_TOP_K
+    for grounding in groundings:
+        for part in grounding.parts:
+            if part.unavailable is None:
+                part.hidden = hidden_relevant(authority, part.question, k=k)
 
 
 def ground_question(authority: Authority, question: str) -> Grounding:
