@@ -6,4 +6,10 @@ class FindingsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from knowledge.hooks import document_listener_register
+
         from . import checks  # noqa: F401  (registers system checks)
+        from .services import documents_changed
+
+        # Claims follow their documents inside the ingest transaction (see knowledge.hooks).
+        document_listener_register("findings", documents_changed)

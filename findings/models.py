@@ -1,14 +1,20 @@
 """The findings ontology: which relations an extractor may propose, and how each one consolidates.
 
-Claims themselves live in a later migration; this module only holds `RelationType`, the vocabulary the
-extractors, the grounding audit and the consolidation rules all read.
+`RelationType` is the vocabulary the extractors, the grounding audit and the consolidation rules all read;
+the claims derived from the corpus follow it.
 """
 
 from __future__ import annotations
 
+from django.contrib.postgres.constraints import ExclusionConstraint
+from django.contrib.postgres.fields import DateTimeRangeField, RangeOperators
+from django.contrib.postgres.indexes import GistIndex
 from django.db import models
 from django.db.models import F, Func, Q
 from django.db.models.lookups import Exact
+from pgvector.django import VectorField
+
+from knowledge.models import DEFAULT_INDEX_DIMENSION
 
 
 class RelationType(models.Model):
@@ -69,3 +75,195 @@ class RelationType(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.policy})"
+
+
+# --- claims ------------------------------------------------------------------------------------------------
+#
+# A claim carries two time ranges (bi-temporal): `valid` says when the fact was true in the world, `recorded`
+# says when we held this row as our belief. A row is *current* while upper(recorded) is infinite; revising it
+# closes `recorded` at now() instead of deleting anything, so "what did we know at R" stays answerable.
+
+
+class Entity(models.Model):
+    """A named thing claims are about, per tenant. `key` is `findings.grounding.entity_key(name)`."""
+
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=300)
+    key = models.CharField(max_length=300)
+    kind = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "findings_entity"
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="findings_entity_unique_key")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Claim(models.Model):
+    """One grounded fact with its bi-temporal ranges (see the block comment above).
+
+    `policy` is a copy of the predicate's policy: the exclusion constraint needs it in the row, and a
+    relation's policy is not meant to change under existing claims. `object_key` is the object as identity
+    sees it (the entity key, or the folded literal). `embedding` is the statement's vector in the knowledge
+    index's dimension, or NULL when no embedder runs; matching then falls back to text similarity.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    identity = models.UUIDField()
+    subject = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="claims")
+    predicate = models.ForeignKey(RelationType, on_delete=models.PROTECT, related_name="claims")
+    policy = models.CharField(max_length=16)
+    object_entity = models.ForeignKey(Entity, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="object_claims")
+    object_value = models.TextField()
+    object_key = models.TextField()
+    statement = models.TextField()
+    perspective = models.TextField(default="", blank=True)
+    scope = models.TextField(default="", blank=True)
+    valid = DateTimeRangeField()
+    recorded = DateTimeRangeField()
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="supersedes")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    embedding = VectorField(dimensions=DEFAULT_INDEX_DIMENSION, null=True, blank=True)
+    needs_review = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "findings_claim"
+        ordering = ["-id"]
+        constraints = [
+            # One current value per state slot: overlapping validity among current state claims is impossible,
+            # whatever write path (writer, admin, raw SQL) tries it.
+            ExclusionConstraint(
+                name="findings_claim_state_no_overlap",
+                expressions=[
+                    ("tenant", RangeOperators.EQUAL), ("subject", RangeOperators.EQUAL),
+                    ("predicate", RangeOperators.EQUAL), ("perspective", RangeOperators.EQUAL),
+                    ("scope", RangeOperators.EQUAL), ("valid", RangeOperators.OVERLAPS),
+                ],
+                condition=Q(policy="state", recorded__upper_inf=True),
+            ),
+            # The arbiter of the writer's INSERT … ON CONFLICT DO NOTHING: racing writers converge on one row.
+            models.UniqueConstraint(
+                fields=["tenant", "identity", "scope", "perspective"], condition=Q(recorded__upper_inf=True),
+                name="findings_claim_one_current_identity",
+            ),
+            # `status` is a readable copy of upper_inf(recorded); the database keeps them in step.
+            models.CheckConstraint(
+                condition=(Q(status="open", recorded__upper_inf=True)
+                           | Q(status="closed", recorded__upper_inf=False)),
+                name="findings_claim_status_matches_recorded",
+            ),
+            models.CheckConstraint(condition=Q(policy__in=["state", "set", "event", "generic"]),
+                                   name="findings_claim_policy_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "subject", "predicate"], name="findings_claim_slot_idx",
+                         condition=Q(recorded__upper_inf=True)),
+            models.Index(fields=["tenant", "status"], name="findings_claim_status_idx"),
+            GistIndex(fields=["valid"], name="findings_claim_valid_gist"),
+            GistIndex(fields=["recorded"], name="findings_claim_rec_gist"),
+        ]
+
+    def __str__(self) -> str:
+        return self.statement[:80]
+
+
+class ClaimEvidence(models.Model):
+    """Where a claim comes from: the quote and its offsets in the chunk text. A repeat of a fact from another
+    chunk adds a row here, not a claim. Evidence goes with its chunk (CASCADE): a claim is only as readable as
+    its evidence."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="evidence")
+    document = models.ForeignKey("knowledge.Document", on_delete=models.CASCADE, related_name="+")
+    chunk = models.ForeignKey("knowledge.Chunk", on_delete=models.CASCADE, related_name="+")
+    quote = models.TextField()
+    quote_start = models.PositiveIntegerField()
+    quote_end = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "findings_claim_evidence"
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "chunk", "quote_start"], name="findings_evidence_unique"),
+            models.CheckConstraint(condition=Q(quote_end__gt=F("quote_start")), name="findings_evidence_span"),
+        ]
+        indexes = [models.Index(fields=["document"], name="findings_evidence_doc_idx")]
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} ← chunk {self.chunk_id}"
+
+
+class ReviewItem(models.Model):
+    """A claim written as ADD without a model verdict although it resembles a current claim (similarity in the
+    borderline band): a person decides later."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="review_items")
+    similar_claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    similarity = models.FloatField()
+    reason = models.CharField(max_length=64, default="ambiguous_without_model")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "findings_review_item"
+        ordering = ["-id"]
+        constraints = [models.UniqueConstraint(fields=["claim"], name="findings_review_one_per_claim")]
+
+    def __str__(self) -> str:
+        return f"review claim {self.claim_id} ({self.similarity:.2f})"
+
+
+class ProjectionQuality(models.Model):
+    """What the grounding audit kept of one extractor run over one chunk (`GroundedProjection.quality`)."""
+
+    chunk = models.ForeignKey("knowledge.Chunk", on_delete=models.CASCADE, related_name="+")
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    extractor = models.CharField(max_length=32)
+    proposed = models.PositiveIntegerField()
+    accepted = models.PositiveIntegerField()
+    reasons = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "findings_projection_quality"
+        ordering = ["-id"]
+        constraints = [models.CheckConstraint(condition=Q(accepted__lte=F("proposed")),
+                                              name="findings_quality_accepted_le_proposed")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.chunk_id}: {self.accepted}/{self.proposed}"
+
+
+class ModelUsage(models.Model):
+    """Model calls and tokens per tenant, purpose and day; updated with F() increments, never read-modify-write."""
+
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    purpose = models.CharField(max_length=32)
+    day = models.DateField()
+    calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "findings_model_usage"
+        ordering = ["-day", "purpose"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "purpose", "day"], name="findings_usage_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} {self.day}: {self.calls} calls"

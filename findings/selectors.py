@@ -1,8 +1,17 @@
-"""Reads for the findings app. The ontology is global (not tenant data), so it needs no authority."""
+"""Reads for the findings app. The ontology is global (not tenant data), so it needs no authority; claims and
+entities are tenant data and every read takes the caller's Authority."""
 
 from __future__ import annotations
 
-from .models import RelationType
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+
+from groundwork.authority import Authority
+from knowledge.access import access_q
+
+from .models import Claim, ClaimEvidence, Entity, RelationType
 from .ontology import RelationSpec
 
 
@@ -21,3 +30,104 @@ def ontology_specs() -> list[RelationSpec]:
             subject_kinds=tuple(subject_kinds or ()), object_kinds=tuple(object_kinds or ()),
         ))
     return specs
+
+
+# --- claims: every read goes through the caller's evidence access ------------------------------------------
+#
+# A claim has no ACL of its own. It is visible when the caller can read at least one of its evidence chunks
+# (knowledge.access, evaluated in SQL at read time), and it shows only that readable evidence. So restricting
+# or deleting a document changes what its claims show without touching the claims.
+
+
+@dataclass(frozen=True)
+class ClaimFilters:
+    entity_id: int | None = None
+    predicate: str | None = None
+    source_id: int | None = None
+    text: str | None = None
+    valid_at: datetime | None = None
+    known_at: datetime | None = None  # None: the current record (upper(recorded) infinite)
+    history: bool = False  # every recorded version (current and closed) instead of one as-of cut
+
+
+def readable_evidence(authority: Authority) -> QuerySet[ClaimEvidence]:
+    return ClaimEvidence.objects.filter(access_q(authority, prefix="chunk__"))
+
+
+def _visible(authority: Authority) -> QuerySet[Claim]:
+    readable = readable_evidence(authority).filter(claim=OuterRef("pk"))
+    return Claim.objects.filter(tenant_id__in=list(authority.corpus_tenant_ids)).filter(Exists(readable))
+
+
+def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> QuerySet[Claim]:
+    """Visible claims, as recorded at `known_at` (default: now) and, if given, valid at `valid_at`."""
+    f = filters or ClaimFilters()
+    qs = _visible(authority)
+    if f.history:
+        pass
+    elif f.known_at is None:
+        qs = qs.filter(recorded__upper_inf=True)
+    else:
+        qs = qs.filter(recorded__contains=f.known_at)
+    if f.valid_at is not None:
+        qs = qs.filter(valid__contains=f.valid_at)
+    if f.entity_id is not None:
+        qs = qs.filter(Q(subject_id=f.entity_id) | Q(object_entity_id=f.entity_id))
+    if f.predicate:
+        qs = qs.filter(predicate__name=f.predicate)
+    if f.source_id is not None:
+        by_source = readable_evidence(authority).filter(claim=OuterRef("pk"), document__source_id=f.source_id)
+        qs = qs.filter(Exists(by_source))
+    if f.text:
+        qs = qs.filter(statement__icontains=f.text)
+    count = readable_evidence(authority).filter(claim=OuterRef("pk")).order_by().values("claim")
+    count = count.annotate(n=Count("pk")).values("n")
+    return (qs.select_related("subject", "predicate", "object_entity")
+            .annotate(evidence_count=Subquery(count, output_field=IntegerField()))
+            .order_by("-id"))
+
+
+@dataclass(frozen=True)
+class ClaimDetail:
+    claim: Claim
+    evidence: list[ClaimEvidence]
+    superseded: list[Claim]  # what this claim superseded (visible ones only)
+    superseded_by: Claim | None
+
+
+def claim_get(authority: Authority, claim_id: int) -> ClaimDetail | None:
+    """One visible claim with only its readable evidence and its visible history; None when missing or not
+    readable — the same answer."""
+    claim = _visible(authority).select_related("subject", "predicate", "object_entity").filter(pk=claim_id).first()
+    if claim is None:
+        return None
+    evidence = list(readable_evidence(authority).filter(claim=claim)
+                    .select_related("chunk", "document", "document__source").order_by("id"))
+    history = _visible(authority).select_related("subject", "predicate", "object_entity")
+    superseded = list(history.filter(superseded_by_id=claim.pk).order_by("valid"))
+    successor = history.filter(pk=claim.superseded_by_id).first() if claim.superseded_by_id else None
+    return ClaimDetail(claim=claim, evidence=evidence, superseded=superseded, superseded_by=successor)
+
+
+def entities_list(authority: Authority, *, text: str | None = None, history: bool = False) -> QuerySet[Entity]:
+    """Entities that some visible current claim is about (as subject or object); with `history`, any visible
+    claim, current or closed."""
+    visible = _visible(authority) if history else _visible(authority).filter(recorded__upper_inf=True)
+    qs = Entity.objects.filter(tenant_id__in=list(authority.corpus_tenant_ids)).filter(
+        Exists(visible.filter(subject_id=OuterRef("pk"))) | Exists(visible.filter(object_entity_id=OuterRef("pk")))
+    )
+    if text:
+        qs = qs.filter(name__icontains=text)
+    return qs.order_by("name", "id")
+
+
+def entity_get(authority: Authority, entity_id: int) -> Entity | None:
+    """An entity some visible claim (current or closed) is about, or None."""
+    return entities_list(authority, history=True).filter(pk=entity_id).first()
+
+
+def evidence_segments(evidence: ClaimEvidence) -> tuple[str, str, str]:
+    """The chunk text split around the stored quote offsets: (before, quote, after). Callers escape."""
+    text = evidence.chunk.text
+    start, end = evidence.quote_start, min(evidence.quote_end, len(text))
+    return text[:start], text[start:end], text[end:]

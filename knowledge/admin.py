@@ -75,6 +75,11 @@ class EmbeddingSpaceAdmin(admin.ModelAdmin):
     list_display = ("model_id", "dimension", "is_active", "created_at")
     readonly_fields = ("model_id", "dimension", "is_active", "created_at")
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # A space with vectors cannot lose its row (chunk vectors must name their space); spaces are
+        # retired by `manage.py reembed`, not deleted by hand.
+        return False
+
 
 @admin.register(ConfigurationFault)
 class ConfigurationFaultAdmin(admin.ModelAdmin):

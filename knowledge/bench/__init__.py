@@ -1,0 +1,1 @@
+"""Benchmarks of the knowledge app, run by `manage.py bench_all` (all areas) or `bench_ingest`."""

@@ -1,4 +1,6 @@
-"""Retrieval quality on BEIR-layout data: nDCG@10 and recall@100 for lexical, vector and fused.
+"""Retrieval quality on BEIR-layout data: nDCG@10 and recall@100 for lexical, vector and fused; and
+`run`, the retrieval area of `make bench` (quality on SciFact, Cranfield and CISI, plus the speed bench
+of knowledge.bench.retrieval_speed).
 
 The dataset is ingested into a scratch tenant through the normal ingestion path (and embedded), each
 query is searched under that tenant's authority, and documents are ranked by their best chunk.
@@ -6,10 +8,14 @@ query is searched under that tenant's authority, and documents are ranked by the
 
 from __future__ import annotations
 
+import json
+import os
 import time
 import uuid
 from pathlib import Path
 from statistics import mean
+
+from django.conf import settings
 
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
@@ -19,6 +25,7 @@ from ..models import Document, Source
 from ..retrieval.search import hybrid_search
 from ..services import DocumentInput, documents_import
 from .beir import dataset_load, ndcg_at, recall_at
+from .retrieval_speed import speed_markdown, speed_merge, speed_plots, speed_run
 
 MODES = {"lexical": ("lexical",), "vector": ("vector",), "fused": ("lexical", "vector")}
 
@@ -74,7 +81,7 @@ def evaluate(tenant: Tenant, dataset, *, modes=("lexical", "vector", "fused"), l
 
 
 def quality_run(path: Path, split: str, *, keep: bool = False, lexical_strategy=None, stdout=None,
-                tenant_slug: str | None = None) -> dict:
+                tenant_slug: str | None = None, limit_queries: int | None = None) -> dict:
     dataset = dataset_load(path, split)
     tenant = Tenant.objects.filter(slug=tenant_slug).first() if tenant_slug else None
     if tenant is None:
@@ -83,7 +90,99 @@ def quality_run(path: Path, split: str, *, keep: bool = False, lexical_strategy=
         if stdout:
             stdout.write(f"{path.name}: ingested {info} into {tenant.slug}")
     try:
-        return evaluate(tenant, dataset, lexical_strategy=lexical_strategy)
+        return evaluate(tenant, dataset, lexical_strategy=lexical_strategy, limit_queries=limit_queries)
     finally:
         if not keep and not tenant_slug:
             tenant.delete()
+
+
+# --- make bench -----------------------------------------------------------------------------------------
+
+# (folder, split, published or locally measured BM25 nDCG@10 from ../shared/eval/README.md)
+QUALITY_SETS = (
+    ("scifact", "train", "BM25 0.665 (BEIR, test split) / 0.676 (local BM25 run, test split)"),
+    ("cranfield", "test", "BM25 0.366 (local run)"),
+    ("cisi", "test", "BM25 0.372 (local run)"),
+)
+QUICK_QUERIES = 200
+
+
+def eval_dir() -> Path:
+    """The public evaluation data: GROUNDWORK_EVAL_DIR, else ../shared/eval next to the project."""
+    override = os.environ.get("GROUNDWORK_EVAL_DIR")
+    return Path(override) if override else Path(settings.BASE_DIR).parent / "shared" / "eval"
+
+
+def speed_report_write(out_dir: Path, result: dict) -> tuple[dict, list[str]]:
+    """Merge a speed run into `<out_dir>/retrieval_speed.json`, draw its plots, write
+    `retrieval_speed.md`; returns (all sizes measured so far, plot file names)."""
+    merged = speed_merge(out_dir, result)
+    plots = speed_plots(out_dir, merged["speed"])
+    (out_dir / "retrieval_speed.md").write_text(
+        "## Retrieval speed\n\n" + speed_markdown(merged["speed"]) + "\n"
+        + "".join(f"![{name}]({name})\n" for name in plots))
+    return merged, plots
+
+
+def run(out_dir: Path, quick: bool = False, *, speed_size: int = 100_000, speed_queries: int | None = None,
+        datasets=QUALITY_SETS, stdout=None) -> dict:
+    """The retrieval area of `make bench`: writes `retrieval.json`, `retrieval.md` and PNG plots into
+    `out_dir` and returns {"quality": {set: {mode: {"ndcg@10", "recall@100", ...}}}, "speed": {size:
+    {selectivity: {...}}}, ...}. Speed runs first: it removes its synthetic corpus when done, so the
+    quality sets are ranked with corpus statistics of their own documents only."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    say = (lambda msg: stdout.write(msg)) if stdout else (lambda _msg: None)
+    started = time.perf_counter()
+    speed = speed_run(size=speed_size, queries=speed_queries or (50 if quick else 200), progress=say)
+    merged, plots = speed_report_write(out_dir, speed)
+    speed_s = time.perf_counter() - started
+    quality, missing = {}, []
+    root = eval_dir()
+    for name, split, _ in datasets:
+        path = root / name
+        if not (path / "qrels" / f"{split}.tsv").exists():
+            missing.append(name)
+            continue
+        limit = QUICK_QUERIES if quick and name == "scifact" else None
+        quality[name] = quality_run(path, split, limit_queries=limit, stdout=stdout)
+        say(f"{name}: {json.dumps(quality[name])}")
+    result = {
+        "quality": quality,
+        "speed": {str(speed_size): speed[str(speed_size)]},
+        "speed_all_sizes": merged["speed"],
+        "speed_setup": merged.get("setup", {}),
+        "speed_seconds": round(speed_s, 1),
+        "plots": plots,
+        "notes": [f"details: {out_dir / 'retrieval.md'}"]
+        + [f"eval set missing: {name} (looked in {root})" for name in missing],
+    }
+    for name, modes in quality.items():  # flat headline numbers for the shared report table
+        for mode, figures in modes.items():
+            result[f"{name}_{mode}_ndcg@10"] = figures["ndcg@10"]
+    for label, figures in speed[str(speed_size)].items():
+        result[f"speed_{speed_size}_{label}_p95_ms"] = figures["p95_ms"]
+        result[f"speed_{speed_size}_{label}_recall@10"] = figures["recall@10"]
+    (out_dir / "retrieval.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    (out_dir / "retrieval.md").write_text(retrieval_markdown(result, quick=quick))
+    return result
+
+
+def retrieval_markdown(result: dict, *, quick: bool = False) -> str:
+    lines = ["## Retrieval", "", "### Quality (nDCG@10 / recall@100, documents ranked by best chunk)", "",
+             "| set | split | queries | lexical | vector | fused | BM25 reference (nDCG@10) |",
+             "|---|---|---|---|---|---|---|"]
+    for name, split, reference in QUALITY_SETS:
+        modes = result["quality"].get(name)
+        if not modes:
+            continue
+        cells = [f"{modes[m]['ndcg@10']:.3f} / {modes[m]['recall@100']:.3f}" for m in ("lexical", "vector", "fused")]
+        queries = next(iter(modes.values()))["queries"]
+        lines.append(f"| {name} | {split} | {queries} | " + " | ".join(cells) + f" | {reference} |")
+    if quick:
+        lines.append(f"\nQuick run: SciFact limited to its first {QUICK_QUERIES} training queries.")
+    lines += ["", "### Speed (synthetic corpus, k=10; see knowledge/bench/retrieval_speed.py)", "",
+              speed_markdown(result["speed_all_sizes"]),
+              "Goal: 1M chunks, 2 % readable: p95 ≤ 25 ms and recall@10 ≥ 0.98.", ""]
+    lines += [f"![{name}]({name})" for name in result["plots"]]
+    return "\n".join(lines) + "\n"

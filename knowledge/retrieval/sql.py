@@ -51,6 +51,8 @@ def filters_sql(filters: SearchFilters | None, alias: str = "c") -> tuple[sql.Co
 #  websearch: websearch_to_tsquery ANDs every term — precise, but empty for most natural questions;
 #  or:        the same lexemes ORed, ranked by ts_rank_cd (cover density, length-normalised);
 #  bm25:      ORed lexemes, scored with BM25 over tsvector positions, with IDF from the column statistics.
+# The ORed query is built from lexemes Postgres already stemmed, so it is cast with ::tsquery — passing
+# it through to_tsquery('english', …) would stem it twice ('increas' → 'increa') and miss matches.
 
 LEXICAL_WEBSEARCH = sql.SQL(
     """
@@ -65,7 +67,7 @@ LEXICAL_WEBSEARCH = sql.SQL(
 LEXICAL_OR = sql.SQL(
     """
     SELECT c.id, ts_rank_cd(c.search, q.query, 1) AS score
-      FROM knowledge_chunk c, to_tsquery('english', %(or_query)s) AS q(query)
+      FROM knowledge_chunk c, (SELECT %(or_query)s::tsquery) AS q(query)
      WHERE c.search @@ q.query AND {access}{filters}
      ORDER BY score DESC, (c.tenant_id <> %(own_tenant_id)s), c.id
      LIMIT %(limit)s
@@ -73,8 +75,7 @@ LEXICAL_OR = sql.SQL(
 )
 
 # BM25 (k1, b) over the candidates the GIN index returns for the ORed lexemes. Term frequency is the
-# number of positions a lexeme has in the chunk's tsvector; heading-path (weight A) positions count
-# double, since a term in a title says more about the chunk than one in passing. Document length is
+# number of positions a lexeme has in the chunk's tsvector (heading path included). Document length is
 # the chunk's token count. The candidate set is capped so a query of only common words stays bounded.
 LEXICAL_BM25 = sql.SQL(
     """
@@ -83,7 +84,7 @@ LEXICAL_BM25 = sql.SQL(
     ), candidates AS MATERIALIZED (
         SELECT c.id, c.search, c.token_count, c.tenant_id
           FROM knowledge_chunk c
-         WHERE c.search @@ to_tsquery('english', %(or_query)s) AND {access}{filters}
+         WHERE c.search @@ %(or_query)s::tsquery AND {access}{filters}
          LIMIT %(candidate_cap)s
     )
     SELECT cand.id,
@@ -91,9 +92,10 @@ LEXICAL_BM25 = sql.SQL(
                (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
       FROM candidates cand
       CROSS JOIN LATERAL (
-            SELECT x.lexeme,
-                   (SELECT count(*) + count(*) FILTER (WHERE w = 'A') FROM unnest(x.weights) w)::float8 AS tf
-              FROM unnest(cand.search) AS x
+            -- Keep only the query's lexemes before unnesting (re-weight everything D, the query's
+            -- lexemes A, filter A): unnesting whole chunk vectors dominated the cost.
+            SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
+              FROM unnest(ts_filter(setweight(setweight(cand.search, 'D'), 'A', %(lexemes)s::text[]), '{{a}}')) AS x
            ) u
       JOIN terms ON terms.lexeme = u.lexeme
      GROUP BY cand.id, cand.tenant_id
@@ -113,6 +115,26 @@ LEXEME_STATS = sql.SQL(
     SELECT most_common_elems::text::text[], most_common_elem_freqs
       FROM pg_stats
      WHERE schemaname = current_schema() AND tablename = 'knowledge_chunk' AND attname = 'search'
+    """
+)
+
+# Document frequency of each query lexeme among the chunks the caller may read, counted exactly up to
+# a cap through the GIN index: exact where it matters (rare terms) and bounded where it does not.
+LEXEME_DF = sql.SQL(
+    """
+    SELECT t.lexeme,
+           (SELECT count(*) FROM (
+                SELECT 1 FROM knowledge_chunk c
+                 WHERE c.search @@ quote_literal(t.lexeme)::tsquery AND {access}
+                 LIMIT %(df_cap)s) s) AS df
+      FROM unnest(%(lexemes)s::text[]) AS t(lexeme)
+    """
+)
+
+SCOPE_STATS = sql.SQL(
+    """
+    SELECT count(*), coalesce(avg(token_count), 1)::float8 FROM (
+        SELECT c.token_count FROM knowledge_chunk c WHERE {access} LIMIT %(n_cap)s) s
     """
 )
 
@@ -154,6 +176,13 @@ VECTOR_HNSW = sql.SQL(
     )
     SELECT id, distance FROM nearest ORDER BY distance, (tenant_id <> %(own_tenant_id)s), id
     """
+)
+
+# The scan settings of VECTOR_HNSW in one round trip (set_config(..., true) is SET LOCAL).
+HNSW_SETTINGS = sql.SQL(
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', %(ef_search)s, true), "
+    "set_config('hnsw.max_scan_tuples', %(max_scan_tuples)s, true)"
 )
 
 VECTOR_EXACT = sql.SQL(

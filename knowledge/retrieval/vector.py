@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 
 from django.conf import settings
 from django.db import connection, transaction
 from psycopg import sql
 
-from .sql import FILTERED_COUNT, VECTOR_EXACT, VECTOR_HNSW, compose
+from .sql import FILTERED_COUNT, HNSW_SETTINGS, VECTOR_EXACT, VECTOR_HNSW, compose
+
+# The route depends on how many rows the caller may read, which moves slowly; counting them costs a
+# heap walk of up to RETRIEVAL_EXACT_SCAN_BELOW rows (≈20 ms at 100k chunks, most of an HNSW query's
+# cost). So the answer is kept per (space, rights) for ROUTE_TTL_S. A stale route only costs speed:
+# both routes apply the same access predicate. Searches with user filters are counted every time.
+ROUTE_TTL_S = 60.0
+_route_lock = threading.Lock()
+_routes: dict[tuple, tuple[str, float]] = {}
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -27,15 +37,50 @@ def vector_search(*, vector: Sequence[float], space_id: int, access_params: dict
               "limit": limit}
     with transaction.atomic(), connection.cursor() as cursor:
         if route is None:
-            bound = settings.RETRIEVAL_EXACT_SCAN_BELOW
-            cursor.execute(compose(FILTERED_COUNT, filters_clause, access=access), {**params, "bound": bound})
-            route = "exact" if cursor.fetchone()[0] < bound else "hnsw"
+            key = _route_key(space_id, access_params, filters_clause, filter_params, access)
+            route = _route_cached(key)
+            if route is None:
+                bound = settings.RETRIEVAL_EXACT_SCAN_BELOW
+                cursor.execute(compose(FILTERED_COUNT, filters_clause, access=access), {**params, "bound": bound})
+                route = "exact" if cursor.fetchone()[0] < bound else "hnsw"
+                _route_store(key, route)
         if route == "hnsw":
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(settings.HNSW_EF_SEARCH)))
-            cursor.execute(sql.SQL("SET LOCAL hnsw.max_scan_tuples = {}").format(
-                sql.Literal(settings.HNSW_MAX_SCAN_TUPLES)))
+            # One round trip for the three SET LOCALs (set_config(..., true) is SET LOCAL).
+            cursor.execute(HNSW_SETTINGS, {"ef_search": str(settings.HNSW_EF_SEARCH),
+                                           "max_scan_tuples": str(settings.HNSW_MAX_SCAN_TUPLES)})
             cursor.execute(compose(VECTOR_HNSW, filters_clause, access=access), params)
         else:
             cursor.execute(compose(VECTOR_EXACT, filters_clause, access=access), params)
         return [(row[0], 1.0 - float(row[1])) for row in cursor.fetchall()], route
+
+
+
+def _route_key(space_id: int, access_params: dict, filters_clause, filter_params: dict, access) -> tuple | None:
+    if filter_params or access is not None or (filters_clause is not None and filters_clause != sql.SQL("")):
+        return None  # user filters or a custom predicate: count every time
+    return (space_id, tuple(access_params.get("tenant_ids", ())), tuple(access_params.get("principal_ids", ())),
+            settings.RETRIEVAL_EXACT_SCAN_BELOW)
+
+
+def _route_cached(key: tuple | None) -> str | None:
+    if key is None:
+        return None
+    with _route_lock:
+        found = _routes.get(key)
+        if found and time.monotonic() - found[1] < ROUTE_TTL_S:
+            return found[0]
+    return None
+
+
+def _route_store(key: tuple | None, route: str) -> None:
+    if key is None:
+        return
+    with _route_lock:
+        if len(_routes) > 10_000:
+            _routes.clear()
+        _routes[key] = (route, time.monotonic())
+
+
+def route_cache_clear() -> None:
+    with _route_lock:
+        _routes.clear()

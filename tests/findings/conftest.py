@@ -4,6 +4,8 @@ exactly the vocabulary a migrated database holds."""
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
 
@@ -23,3 +25,51 @@ def starter_specs() -> list[RelationSpec]:
 @pytest.fixture
 def specs() -> list[RelationSpec]:
     return starter_specs()
+
+
+@pytest.fixture
+def relations(db):
+    """The starter ontology rows. A transactional test elsewhere may have flushed the migration's seed."""
+    from django.apps import apps as django_apps
+
+    _seed.seed_relations(django_apps, None)
+
+
+@dataclass
+class Docs:
+    """Helpers for writer tests: documents in acme (workspace) whose chunk texts hold the given sentences."""
+
+    world: object
+    source: object
+
+    def doc(self, external_id: str, body: str, **fields):
+        from tests.knowledge.conftest import ingest
+
+        document = ingest(self.world, self.source, external_id=external_id, title=external_id, body=body, **fields)
+        return document, document.chunks.order_by("ordinal").first()
+
+
+@pytest.fixture
+def docs(world, relations) -> Docs:
+    from knowledge.models import Source
+
+    return Docs(world=world, source=Source.objects.create(tenant=world.acme, kind="wiki", name="Writer wiki"))
+
+
+def fact(chunk, sentence: str, subject: str, predicate: str, obj: str, valid_from: str, *,
+         object_kind: str | None = "role", subject_kind: str = "person", valid_to: str | None = None,
+         statement: str | None = None):
+    """A grounded FactInput for `sentence`, which must occur in `chunk.text`."""
+    from findings.writer import FactInput
+
+    start = chunk.text.index(sentence)
+    return FactInput(
+        subject=subject, subject_kind=subject_kind, predicate=predicate, object=obj, object_kind=object_kind,
+        statement=statement or sentence, quote=sentence, quote_start=start, quote_end=start + len(sentence),
+        valid_from=at(valid_from), valid_to=at(valid_to) if valid_to else None, chunk_id=chunk.pk,
+        document_id=chunk.document_id,
+    )
+
+
+def at(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)

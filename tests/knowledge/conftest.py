@@ -46,3 +46,37 @@ def corpus(world) -> Corpus:
         platform_doc=ingest(world, platform_ref, external_id="p1", title="Citation guide",
                             body="Every answer cites the record it came from, including laptop policies."),
     )
+
+
+class EmbedderSwitch:
+    """Points the process-wide embedder at another configuration for one test, then back."""
+
+    def __init__(self, settings, fake_openai) -> None:
+        self.settings = settings
+        self.fake = fake_openai
+
+    def __call__(self, kind: str, *, dimension: int | None = None, batch_size: int | None = None):
+        from knowledge import embedding
+        from knowledge.embedders import embedder_get, embedder_reset
+
+        self.settings.EMBEDDER = kind
+        if kind == "openai":
+            self.settings.EMBEDDING_URL = self.fake.url
+            self.settings.EMBEDDING_MODEL = "fake-embed"
+            self.settings.MODEL_EMBEDDING_DIM = dimension  # None: learnt from the first response
+        if batch_size is not None:
+            self.settings.EMBEDDING_BATCH_SIZE = batch_size
+        embedder_reset()
+        embedding._probe_result = None
+        return embedder_get()
+
+
+@pytest.fixture
+def use_embedder(settings, fake_openai):
+    from knowledge import embedding
+    from knowledge.embedders import embedder_reset
+
+    yield EmbedderSwitch(settings, fake_openai)
+    # `settings` restores the values; the cached embedder and probe must follow them.
+    embedder_reset()
+    embedding._probe_result = None

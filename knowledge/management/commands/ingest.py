@@ -54,7 +54,7 @@ class Command(BaseCommand):
         parser.add_argument("--kind", default="folder")
         parser.add_argument("--visibility", default="workspace", choices=["workspace", "restricted"])
         parser.add_argument("--acl", action="append", default=[], help="ACL principal, repeatable")
-        parser.add_argument("--batch-size", type=int, default=100)
+        parser.add_argument("--batch-size", type=int, default=200)
 
     def handle(self, *args, path, tenant, source, kind, visibility, acl, batch_size, **options):
         root = Path(path)

@@ -1,0 +1,158 @@
+"""Findings API: claims and entities, read-only. Thin views: parse the query, call one selector, render.
+Visibility follows the evidence (see findings.selectors); missing and not readable are the same 404."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time
+
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+
+from groundwork.api import AuthorityAPIView
+
+from . import selectors
+
+
+def instant_parse(raw: str | None, name: str) -> datetime | None:
+    """An ISO date or datetime from a query parameter; a date means its midnight UTC. Bad input → 400."""
+    if raw is None or raw == "":
+        return None
+    try:
+        value = parse_datetime(raw)
+        if value is None:
+            day = parse_date(raw)
+            value = datetime.combine(day, time.min) if day else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise ValidationError({name: [f"{raw!r} is not an ISO date (YYYY-MM-DD) or datetime"]})
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _int(raw: str | None, name: str) -> int | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValidationError({name: ["must be an integer"]}) from exc
+
+
+def filters_parse(params) -> selectors.ClaimFilters:
+    return selectors.ClaimFilters(
+        entity_id=_int(params.get("entity"), "entity"), predicate=params.get("predicate") or None,
+        source_id=_int(params.get("source"), "source"), text=(params.get("q") or "").strip() or None,
+        valid_at=instant_parse(params.get("valid_at"), "valid_at"),
+        known_at=instant_parse(params.get("known_at"), "known_at"),
+    )
+
+
+class EntityRef(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+
+
+class ClaimOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    statement = serializers.CharField()
+    subject = EntityRef()
+    predicate = serializers.CharField(source="predicate.name")
+    policy = serializers.CharField()
+    object = serializers.CharField(source="object_value")
+    object_entity = EntityRef(allow_null=True)
+    perspective = serializers.CharField()
+    scope = serializers.CharField()
+    valid_from = serializers.DateTimeField(source="valid.lower", allow_null=True)
+    valid_to = serializers.DateTimeField(source="valid.upper", allow_null=True)
+    recorded_from = serializers.DateTimeField(source="recorded.lower", allow_null=True)
+    recorded_to = serializers.DateTimeField(source="recorded.upper", allow_null=True)
+    status = serializers.CharField()
+    needs_review = serializers.BooleanField()
+    superseded_by = serializers.IntegerField(source="superseded_by_id", allow_null=True)
+    evidence_count = serializers.IntegerField(required=False)
+
+
+class EvidenceOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    document = serializers.IntegerField(source="document_id")
+    document_title = serializers.CharField(source="document.title")
+    record_url = serializers.CharField(source="document.record_url")
+    chunk = serializers.IntegerField(source="chunk_id")
+    quote = serializers.CharField()
+    quote_start = serializers.IntegerField()
+    quote_end = serializers.IntegerField()
+
+
+class ClaimDetailOutput(ClaimOutput):
+    evidence = EvidenceOutput(many=True)
+    supersedes = ClaimOutput(many=True)
+    superseded_by_claim = ClaimOutput(allow_null=True)
+
+
+class EntityDetailOutput(EntityRef):
+    claims = ClaimOutput(many=True)
+
+
+_FILTER_PARAMS = [
+    OpenApiParameter("entity", int, description="claims about this entity (as subject or object)"),
+    OpenApiParameter("predicate", str, description="an ontology relation name, e.g. `role`"),
+    OpenApiParameter("source", int, description="claims with readable evidence from this source"),
+    OpenApiParameter("q", str, description="text inside the statement"),
+    OpenApiParameter("valid_at", str, description="ISO date/datetime: claims true in the world at that time"),
+    OpenApiParameter("known_at", str, description="ISO date/datetime: claims as recorded then (default: now)"),
+    OpenApiParameter("limit", int), OpenApiParameter("offset", int),
+]
+
+
+class ClaimListApi(AuthorityAPIView):
+    @extend_schema(summary="List findings (claims) the caller can read", parameters=_FILTER_PARAMS,
+                   description="A claim is listed when at least one of its evidence documents is readable by the "
+                               "caller. Bad dates give 400.",
+                   responses=ClaimOutput(many=True))
+    def get(self, request, **kwargs):
+        qs = selectors.claims_list(self.authority, filters_parse(request.query_params))
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(ClaimOutput(page, many=True).data)
+
+
+class ClaimDetailApi(AuthorityAPIView):
+    @extend_schema(summary="One finding with its readable evidence and history", responses=ClaimDetailOutput)
+    def get(self, request, claim_id: int, **kwargs):
+        detail = selectors.claim_get(self.authority, claim_id)
+        if detail is None:
+            raise NotFound()
+        payload = dict(ClaimOutput(detail.claim).data)
+        payload["evidence"] = EvidenceOutput(detail.evidence, many=True).data
+        payload["supersedes"] = ClaimOutput(detail.superseded, many=True).data
+        payload["superseded_by_claim"] = ClaimOutput(detail.superseded_by).data if detail.superseded_by else None
+        return Response(payload)
+
+
+class EntityListApi(AuthorityAPIView):
+    @extend_schema(summary="Entities some readable current finding is about",
+                   parameters=[OpenApiParameter("q", str), OpenApiParameter("limit", int),
+                               OpenApiParameter("offset", int)],
+                   responses=EntityRef(many=True))
+    def get(self, request, **kwargs):
+        qs = selectors.entities_list(self.authority, text=(request.query_params.get("q") or "").strip() or None)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(EntityRef(page, many=True).data)
+
+
+class EntityDetailApi(AuthorityAPIView):
+    @extend_schema(summary="One entity with all its readable findings, current and closed",
+                   responses=EntityDetailOutput)
+    def get(self, request, entity_id: int, **kwargs):
+        entity = selectors.entity_get(self.authority, entity_id)
+        if entity is None:
+            raise NotFound()
+        filters = selectors.ClaimFilters(entity_id=entity.pk, history=True)
+        claims = selectors.claims_list(self.authority, filters)[:200]
+        return Response({**EntityRef(entity).data, "claims": ClaimOutput(claims, many=True).data})

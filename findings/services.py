@@ -1,0 +1,143 @@
+"""Writes of the findings app: extraction of one chunk into claims, and what happens to claims when the
+documents they rest on change or go away."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+
+from groundwork.modelclient import ModelError
+from knowledge.hooks import DocumentChange
+from knowledge.models import Chunk
+
+from . import sql
+from .dates import cap_valid_to, parse_date, resolve_valid_from
+from .extractors.base import Extractor
+from .extractors.patterns import PatternsExtractor
+from .grounding import GroundedProjection, entity_key
+from .llm import llm_endpoint, usage_record, verdict_model_for
+from .models import ClaimEvidence, ProjectionQuality
+from .proposals import ExtractionInvalid
+from .selectors import ontology_specs
+from .writer import FactInput, WriteResult, as_datetime, claims_write
+
+logger = logging.getLogger(__name__)
+
+
+class ExtractionFailed(Exception):
+    """The extractor's answer was unusable (malformed, or the model call failed); the chunk should be retried.
+    Nothing of the chunk was written."""
+
+    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def extractor_get(name: str | None = None) -> Extractor | None:
+    name = name or settings.FINDINGS_EXTRACTOR
+    if name == "none":
+        return None
+    if name == "patterns":
+        return PatternsExtractor()
+    if name == "openai":
+        from .extractors.openai import OpenAIExtractor
+
+        endpoint = llm_endpoint()
+        if endpoint is None:
+            raise ValueError("the openai extractor needs LLM_URL and LLM_MODEL")
+        return OpenAIExtractor(endpoint=endpoint, model=settings.LLM_MODEL)
+    raise ValueError(f"unknown extractor {name!r}")
+
+
+@dataclass(frozen=True)
+class ChunkExtractResult:
+    chunk_id: int
+    proposed: int
+    accepted: int
+    written: WriteResult | None
+
+
+def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> ChunkExtractResult | None:
+    """Extract, audit and consolidate one chunk. Idempotent: a second run adds no claims (repeats are NOOPs
+    that find their evidence already stored). None when the chunk is gone or no extractor is configured.
+
+    Raises ExtractionFailed for a malformed or failed model answer — before anything is written.
+    """
+    chunk = Chunk.objects.select_related("document").filter(pk=chunk_id).first()
+    if chunk is None:
+        logger.info("chunk %s is gone; nothing to extract", chunk_id)
+        return None
+    extractor = extractor or extractor_get()
+    if extractor is None:
+        return None
+    document = chunk.document
+    ontology = ontology_specs()
+    context = {"title": document.title, "observed_at": document.observed_at.isoformat()}
+    try:
+        extraction = extractor.extract(chunk_text=chunk.text, ontology=ontology, context=context)
+    except (ModelError, ExtractionInvalid) as exc:
+        if extractor.name == "openai":
+            usage_record(tenant_id=chunk.tenant_id, purpose="extraction", failed=True)
+        raise ExtractionFailed(f"chunk {chunk_id}: {exc}", cause=exc) from exc
+    if extractor.name == "openai":
+        usage_record(tenant_id=chunk.tenant_id, purpose="extraction", usage=getattr(extractor, "last_usage", {}))
+    projection, facts = chunk_facts(chunk=chunk, extraction=extraction, ontology=ontology)
+    ProjectionQuality.objects.create(
+        chunk=chunk, tenant_id=chunk.tenant_id, extractor=extractor.name, proposed=projection.quality.proposed,
+        accepted=projection.quality.accepted, reasons=projection.quality.as_dict()["rejected"],
+    )
+    written = claims_write(tenant_id=chunk.tenant_id, facts=facts, label=str(chunk.pk),
+                           verdict_model=verdict_model_for(chunk.tenant_id)) if facts else None
+    return ChunkExtractResult(chunk_id=chunk.pk, proposed=projection.quality.proposed,
+                              accepted=projection.quality.accepted, written=written)
+
+
+def chunk_facts(*, chunk: Chunk, extraction, ontology) -> tuple[GroundedProjection, list[FactInput]]:
+    """The grounding audit of one extraction, and its accepted facts dated and ready for the writer."""
+    document = chunk.document
+    projection = GroundedProjection.from_extraction(extraction, chunk.text, ontology)
+    kinds = {entity_key(e.name): e.kind for e in projection.entities}
+    facts = []
+    for fact in projection.accepted:
+        valid_from, _source = resolve_valid_from(fact.valid_from, fact.statement, document.observed_at,
+                                                 document.created_at)
+        stated_to = parse_date(fact.valid_to)
+        valid_to = cap_valid_to(as_datetime(stated_to) if stated_to else None, document.expires_at)
+        object_key = entity_key(fact.object)
+        facts.append(FactInput(
+            subject=fact.subject, subject_kind=kinds.get(entity_key(fact.subject), ""), predicate=fact.predicate,
+            object=fact.object, object_kind=kinds.get(object_key) if object_key in kinds else None,
+            statement=fact.statement, quote=chunk.text[fact.quote_start:fact.quote_end],
+            quote_start=fact.quote_start, quote_end=fact.quote_end,
+            valid_from=as_datetime(valid_from or document.created_at),
+            valid_to=as_datetime(valid_to) if valid_to else None,
+            chunk_id=chunk.pk, document_id=document.pk, perspective=(fact.perspective or "").strip(),
+        ))
+    return projection, facts
+
+
+def documents_changed(changes: Sequence[DocumentChange]) -> None:
+    """The knowledge listener, called inside the ingest transaction.
+
+    - deleted: the document's evidence goes now (not by cascade later), so claims left without any evidence
+      close in the same transaction;
+    - changed: the old chunks — and with them their evidence — are already gone; close orphaned claims, then
+      extract the new chunks after commit;
+    - created: extract after commit;
+    - access_changed: nothing; claim visibility is evaluated at read time from the evidence documents.
+    """
+    deleted = [c.document_id for c in changes if c.event == "deleted"]
+    if deleted:
+        ClaimEvidence.objects.filter(document_id__in=deleted).delete()
+    touched = {c.tenant_id for c in changes if c.event in ("deleted", "changed")}
+    if touched:
+        sql.orphan_claims_close(sorted(touched))
+    to_extract = sorted({c.document_id for c in changes if c.event in ("created", "changed")})
+    if to_extract and settings.FINDINGS_EXTRACTOR != "none":
+        from .tasks import document_extract_task
+
+        transaction.on_commit(lambda: [document_extract_task.delay(i) for i in to_extract])

@@ -1,0 +1,67 @@
+"""Analyst pages: findings list (filters + as-of control), claim detail with highlighted evidence, entity page.
+
+Any signed-in member of the tenant may read them — what a claim shows is decided by the evidence ACL, the
+same as in the API, so a role gate would add nothing. Someone who is not a member gets a 404, like a tenant
+that does not exist.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import render
+from rest_framework.exceptions import ValidationError
+
+from groundwork.selectors import AuthorityDenied, authority_for_user
+
+from . import selectors
+from .api import filters_parse
+from .models import RelationType
+
+
+def _authority(request, tenant_slug: str):
+    try:
+        return authority_for_user(user=request.user, tenant_slug=tenant_slug)
+    except AuthorityDenied as denied:
+        raise Http404("no such tenant") from denied
+
+
+@login_required
+def findings_list(request, tenant_slug: str):
+    authority = _authority(request, tenant_slug)
+    error = None
+    try:
+        filters = filters_parse(request.GET)
+    except ValidationError as exc:
+        error = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.detail.items())
+        filters = selectors.ClaimFilters()
+    page = Paginator(selectors.claims_list(authority, filters), 50).get_page(request.GET.get("page"))
+    keep = request.GET.copy()
+    keep.pop("page", None)
+    return render(request, "findings/list.html", {
+        "tenant_slug": tenant_slug, "page": page, "params": request.GET, "error": error,
+        "filter_query": keep.urlencode(),
+        "predicates": RelationType.objects.values_list("name", flat=True),
+    })
+
+
+@login_required
+def claim_detail(request, tenant_slug: str, claim_id: int):
+    authority = _authority(request, tenant_slug)
+    detail = selectors.claim_get(authority, claim_id)
+    if detail is None:
+        raise Http404("no such finding")
+    evidence = [(item, *selectors.evidence_segments(item)) for item in detail.evidence]
+    return render(request, "findings/detail.html", {"tenant_slug": tenant_slug, "detail": detail,
+                                                    "claim": detail.claim, "evidence": evidence})
+
+
+@login_required
+def entity_detail(request, tenant_slug: str, entity_id: int):
+    authority = _authority(request, tenant_slug)
+    entity = selectors.entity_get(authority, entity_id)
+    if entity is None:
+        raise Http404("no such entity")
+    claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk, history=True))[:200]
+    return render(request, "findings/entity.html", {"tenant_slug": tenant_slug, "entity": entity, "claims": claims})

@@ -1,0 +1,399 @@
+"""The claims writer: the consolidation cascade from grounded facts to bi-temporal claims.
+
+Order of work for one chunk's facts (see findings/README.md for the why):
+
+1. entities are upserted and statements embedded — outside any claim transaction;
+2. tier one: identity dedupe within the batch (state facts on their slot window instead) and against current
+   claims; tier two: one lateral SQL match (`sql.claims_match`); tier three: `consolidation.decide`;
+   tier four: AMBIGUOUS candidates go to one batched model call (≤ 8 each) — or, without a model, become ADD
+   plus a ReviewItem. All of this happens before any lock is taken;
+3. a short transaction takes one advisory lock per slot over the sorted keys and re-runs tiers one and two. If
+   the matches moved, the fresh ones are judged there by rules when that needs no model; if it would need
+   one, the attempt is abandoned and planned again (up to `MAX_CYCLES`). Then superseded claims are revised in
+   one statement and new ones inserted with ON CONFLICT DO NOTHING.
+
+A batch is written in rounds with at most one candidate per slot each: two candidates of one slot in the same
+statement would both be judged against the claims before either, and one of them would silently lose.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from psycopg import errors as pg_errors
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from . import sql
+from .consolidation import (
+    MAX_BATCH_VERDICTS,
+    AmbiguousCandidate,
+    CatalogEntry,
+    Match,
+    Verdict,
+    VerdictKind,
+    decide,
+    fact_identity,
+    state_slot_key,
+)
+from .grounding import entity_key
+from .models import Entity, RelationType, ReviewItem
+
+logger = logging.getLogger(__name__)
+
+MAX_CYCLES = 4
+
+
+class ConsolidationConflict(Exception):
+    """The claims a chunk's facts were judged against kept changing under the writer."""
+
+
+class _PlanMoved(Exception):
+    """Raised inside the locked transaction to roll it back and plan again."""
+
+
+@dataclass(frozen=True)
+class FactInput:
+    """One grounded fact ready to write. `object_kind` None means the object is a literal value."""
+
+    subject: str
+    subject_kind: str
+    predicate: str
+    object: str
+    object_kind: str | None
+    statement: str
+    quote: str
+    quote_start: int
+    quote_end: int
+    valid_from: datetime
+    valid_to: datetime | None
+    chunk_id: int
+    document_id: int
+    perspective: str = ""
+    scope: str = ""
+
+
+@dataclass
+class _Candidate:
+    index: int
+    fact: FactInput
+    identity: str
+    subject_id: int
+    predicate_id: int
+    policy: str
+    object_entity_id: int | None
+    object_key: str
+    embedding: str | None
+    evidence: list[FactInput] = field(default_factory=list)
+
+    @property
+    def slot(self) -> tuple[int, int, str, str]:
+        return (self.subject_id, self.predicate_id, self.fact.perspective, self.fact.scope)
+
+
+@dataclass
+class WriteResult:
+    verdicts: dict[str, int] = field(default_factory=dict)
+    inserted: int = 0
+    evidence: int = 0
+    review_items: int = 0
+    cycles: int = 0
+
+    def count(self, kind: str) -> None:
+        self.verdicts[kind] = self.verdicts.get(kind, 0) + 1
+
+    def merge(self, other: WriteResult) -> None:
+        for kind, n in other.verdicts.items():
+            self.verdicts[kind] = self.verdicts.get(kind, 0) + n
+        self.inserted += other.inserted
+        self.evidence += other.evidence
+        self.review_items += other.review_items
+
+
+# A model judging AMBIGUOUS candidates: takes ≤ 8 candidates, returns one Verdict each (already validated).
+VerdictModel = Callable[[Sequence[AmbiguousCandidate]], list[Verdict]]
+
+
+def as_datetime(value: date | datetime) -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def is_transient_db_error(exc: BaseException) -> bool:
+    """Serialization failures and deadlocks only: Django wraps the psycopg error, so look at the cause chain."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def _transient_retries() -> Retrying:
+    return Retrying(
+        retry=retry_if_exception(lambda exc: isinstance(exc, DatabaseError) and is_transient_db_error(exc)),
+        stop=stop_after_attempt(4), wait=wait_random_exponential(multiplier=0.05, max=1.0), reraise=True,
+    )
+
+
+def _entities_ensure(tenant_id: int, named: dict[str, tuple[str, str]]) -> dict[str, int]:
+    """key → entity id, creating missing ones. Entities are only ever added, so this needs no slot lock."""
+    if not named:
+        return {}
+    Entity.objects.bulk_create(
+        [Entity(tenant_id=tenant_id, key=key, name=name[:300], kind=kind[:64]) for key, (name, kind) in named.items()],
+        ignore_conflicts=True,
+    )
+    return dict(Entity.objects.filter(tenant_id=tenant_id, key__in=list(named)).values_list("key", "id"))
+
+
+def _embed(statements: Sequence[str]) -> list[str | None]:
+    """Statement vectors as pgvector literals, or None each when no embedder fits the claim column."""
+    from knowledge.embedders import EmbeddingError, embedder_get
+
+    embedder = embedder_get()
+    if embedder is None or not statements or embedder.dimension != _claim_dimension():
+        return [None] * len(statements)
+    try:
+        vectors = embedder.embed_documents(list(statements))
+    except EmbeddingError as exc:  # similarity falls back to trigram overlap; the write must not fail for it
+        logger.warning("statement embedding failed, using text similarity: %s", exc)
+        return [None] * len(statements)
+    return [sql.vector_literal(v) for v in vectors]
+
+
+_dimension: dict[str, int] = {}
+
+
+def _claim_dimension() -> int:
+    if "d" not in _dimension:  # fixed per process: changing the column needs a migration and a restart
+        _dimension["d"] = sql.claim_dimension_get()
+    return _dimension["d"]
+
+
+def _candidates(tenant_id: int, facts: Sequence[FactInput]) -> list[_Candidate]:
+    relations = {name: (pk, policy) for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
+    facts = [f if f.valid_to is None or f.valid_to > f.valid_from else replace(f, valid_to=None)
+             for f in facts if f.predicate in relations]
+    named: dict[str, tuple[str, str]] = {}
+    for f in facts:
+        named.setdefault(entity_key(f.subject), (f.subject, f.subject_kind))
+        if f.object_kind is not None:
+            named.setdefault(entity_key(f.object), (f.object, f.object_kind))
+    entity_ids = _entities_ensure(tenant_id, named)
+    # Tier one within the batch: exact repeats collide on identity; state facts on their slot window.
+    merged: dict[Any, _Candidate] = {}
+    for f in facts:
+        predicate_id, policy = relations[f.predicate]
+        subject_key, object_key = entity_key(f.subject), entity_key(f.object)
+        identity = str(fact_identity(subject_key, f.predicate, object_key, f.statement))
+        if policy == RelationType.Policy.STATE:
+            dedupe_key: Any = (state_slot_key(subject_key, f.predicate, f.valid_from, f.valid_to, f.perspective),
+                               f.scope)
+        else:
+            dedupe_key = (identity, f.scope, f.perspective)
+        if dedupe_key in merged:
+            kept = merged[dedupe_key]
+            if kept.object_key == object_key:  # a different value in the same window is dropped, not merged
+                kept.evidence.append(f)
+            continue
+        merged[dedupe_key] = _Candidate(
+            index=len(merged), fact=f, identity=identity, subject_id=entity_ids[subject_key],
+            predicate_id=predicate_id, policy=policy,
+            object_entity_id=entity_ids.get(object_key) if f.object_kind is not None else None,
+            object_key=object_key, embedding=None, evidence=[f],
+        )
+    candidates = list(merged.values())
+    for candidate, vector in zip(candidates, _embed([c.fact.statement for c in candidates]), strict=True):
+        candidate.embedding = vector
+    return candidates
+
+
+def _rounds(candidates: list[_Candidate]) -> list[list[_Candidate]]:
+    """At most one candidate per slot per round; a slot's state facts in order of their valid_from."""
+    by_slot: dict[tuple, list[_Candidate]] = {}
+    for c in sorted(candidates, key=lambda c: (c.fact.valid_from, c.index)):
+        by_slot.setdefault(c.slot, []).append(c)
+    depth = max((len(v) for v in by_slot.values()), default=0)
+    return [[v[i] for v in by_slot.values() if i < len(v)] for i in range(depth)]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    identity_hits: dict[int, int]  # candidate index → current claim with the same identity
+    matches: dict[int, list[sql.MatchRow]]
+    successions: dict[int, list[tuple[int, int]]]  # candidate index → named predecessors' (claim, subject)
+
+    def signature(self) -> tuple:
+        return (sorted(self.identity_hits.items()),
+                sorted((i, tuple((m.claim_id, m.object_key) for m in ms)) for i, ms in self.matches.items()),
+                sorted((i, tuple(v)) for i, v in self.successions.items()))
+
+
+def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
+    live = sql.live_identities(tenant_id, [c.identity for c in batch])
+    hits = {c.index: live[(c.identity, c.fact.scope, c.fact.perspective)] for c in batch
+            if (c.identity, c.fact.scope, c.fact.perspective) in live}
+    rows = [sql.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id, policy=c.policy,
+                             scope=c.fact.scope, perspective=c.fact.perspective, statement=c.fact.statement,
+                             embedding=c.embedding, valid_from=c.fact.valid_from, valid_to=c.fact.valid_to)
+            for c in batch if c.index not in hits]
+    successors = [sql.SuccessionRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
+                                    subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
+                                    perspective=c.fact.perspective, valid_from=c.fact.valid_from,
+                                    valid_to=c.fact.valid_to)
+                  for c in batch if c.policy == RelationType.Policy.STATE and c.object_entity_id is not None
+                  and c.index not in hits]
+    return _Plan(identity_hits=hits, matches=sql.claims_match(tenant_id, rows),
+                 successions=sql.claims_succession(tenant_id, successors))
+
+
+@dataclass
+class _Judged:
+    candidate: _Candidate
+    verdict: Verdict
+    review_similarity: float | None = None  # set when an AMBIGUOUS candidate was added without a model
+    review_target: int | None = None
+
+
+def _judge(batch: list[_Candidate], plan: _Plan, verdict_model: VerdictModel | None) -> list[_Judged]:
+    judged: list[_Judged] = []
+    ambiguous: list[_Judged] = []
+    for c in batch:
+        if c.index in plan.identity_hits:
+            judged.append(_Judged(c, Verdict(VerdictKind.NOOP, plan.identity_hits[c.index])))
+            continue
+        rows = plan.matches.get(c.index, [])
+        verdict = decide(c.policy, c.object_key, [Match(m.claim_id, m.object_key, m.similarity) for m in rows])
+        item = _Judged(c, verdict)
+        judged.append(item)
+        if verdict.kind is VerdictKind.AMBIGUOUS:
+            ambiguous.append(item)
+    for start in range(0, len(ambiguous), MAX_BATCH_VERDICTS):
+        group = ambiguous[start:start + MAX_BATCH_VERDICTS]
+        if verdict_model is None:
+            for item in group:
+                nearest = plan.matches[item.candidate.index][0]
+                item.verdict = Verdict(VerdictKind.ADD)
+                item.review_similarity, item.review_target = nearest.similarity, nearest.claim_id
+            continue
+        asked = [AmbiguousCandidate(
+            statement=item.candidate.fact.statement,
+            catalog=tuple(CatalogEntry(m.claim_id, m.statement, m.similarity)
+                          for m in plan.matches[item.candidate.index]),
+        ) for item in group]
+        for item, verdict in zip(group, verdict_model(asked), strict=True):
+            item.verdict = verdict
+    return judged
+
+
+def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResult) -> None:
+    """Inside the locked transaction, with a plan that is known to be current."""
+    writes = [j for j in judged if j.verdict.kind is not VerdictKind.NOOP]
+    new_ids = dict(zip([j.candidate.index for j in writes], sql.claim_ids_reserve(len(writes)), strict=True))
+    revisions: list[sql.Revision] = []
+    for j in writes:
+        c = j.candidate
+        if j.verdict.kind is VerdictKind.UPDATE and c.policy == RelationType.Policy.STATE:
+            # One current value per window: every current claim the new window meets is revised, not only the
+            # nearest, or the exclusion constraint would reject the new row.
+            targets = [m.claim_id for m in plan.matches.get(c.index, [])]
+        elif j.verdict.kind in (VerdictKind.UPDATE, VerdictKind.REFUTE):
+            targets = [j.verdict.target_claim_id]
+        else:
+            targets = []
+        # A named predecessor in the same position hands it over when the new holder's validity starts.
+        targets += [claim_id for claim_id, _subject in plan.successions.get(c.index, []) if claim_id not in targets]
+        revisions += [sql.Revision(target_id=int(t), new_id=new_ids[c.index], valid_from=c.fact.valid_from,
+                                   refute=j.verdict.kind is VerdictKind.REFUTE) for t in targets]
+    at = sql.write_clock()
+    revised = sql.claims_revise(revisions, at=at)
+    rows = []
+    for j in writes:
+        c = j.candidate
+        new_id = new_ids[c.index]
+        cap, live = revised.get(new_id, (None, 0))
+        if live < sum(1 for r in revisions if r.new_id == new_id):
+            raise _PlanMoved(f"a claim superseded by candidate {c.index} is no longer current")
+        valid_to = c.fact.valid_to
+        if cap is not None:
+            valid_to = cap if valid_to is None else min(valid_to, cap)
+        rows.append({
+            "id": new_id, "identity": c.identity, "subject": c.subject_id, "predicate": c.predicate_id,
+            "policy": c.policy, "object_entity": c.object_entity_id, "object_value": c.fact.object,
+            "object_key": c.object_key, "statement": c.fact.statement, "perspective": c.fact.perspective,
+            "scope": c.fact.scope, "vfrom": c.fact.valid_from, "vto": valid_to, "embedding": c.embedding,
+            "needs_review": j.review_similarity is not None,
+        })
+    inserted = sql.claims_insert(tenant_id, rows, at=at)
+    missing = [j for j in writes if new_ids[j.candidate.index] not in inserted]
+    if missing:
+        # Under the slot lock nobody else writes these slots, so a skipped insert means the plan is stale
+        # (or a writer without the lock raced us); either way, plan again rather than drop the fact.
+        raise _PlanMoved(f"{len(missing)} insert(s) met a current claim")
+    evidence = []
+    for j in judged:
+        claim_id = int(j.verdict.target_claim_id) if j.verdict.kind is VerdictKind.NOOP else new_ids[j.candidate.index]
+        evidence += [(claim_id, f.document_id, f.chunk_id, f.quote, f.quote_start, f.quote_end)
+                     for f in j.candidate.evidence]
+        result.count(j.verdict.kind.value)
+    result.evidence += sql.evidence_insert(evidence)
+    result.inserted += len(inserted)
+    reviews = [ReviewItem(tenant_id=tenant_id, claim_id=new_ids[j.candidate.index], similar_claim_id=j.review_target,
+                          similarity=j.review_similarity) for j in writes if j.review_similarity is not None]
+    ReviewItem.objects.bulk_create(reviews)
+    result.review_items += len(reviews)
+
+
+def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan, judged: list[_Judged],
+             verdict_model: VerdictModel | None, result: WriteResult) -> None:
+    keys = [sql.slot_lock_key(tenant_id, *c.slot) for c in batch]
+    by_index = {c.index: c for c in batch}
+    keys += [sql.slot_lock_key(tenant_id, subject_id, by_index[i].predicate_id, by_index[i].fact.perspective,
+                               by_index[i].fact.scope)
+             for i, found in planned.successions.items() for _claim, subject_id in found]
+    with transaction.atomic():
+        sql.slots_lock(keys)
+        replanned = _plan(tenant_id, batch)
+        if replanned.signature() != planned.signature():
+            # Planning happened outside the lock only so that a model call never runs inside a transaction.
+            # When the fresh matches can be judged by rules alone (no AMBIGUOUS left for a model), judge them
+            # here, under the lock, instead of giving the slot away to the next writer again.
+            judged = _judge(batch, replanned, None)
+            if verdict_model is not None and any(j.review_similarity is not None for j in judged):
+                raise _PlanMoved("matches moved between planning and locking, and need a model verdict")
+        _apply(tenant_id, judged, replanned, result)
+
+
+def claims_write(
+    *, tenant_id: int, facts: Sequence[FactInput], label: str, verdict_model: VerdictModel | None = None
+) -> WriteResult:
+    """Consolidate and write one chunk's grounded facts. `label` names the chunk in errors.
+
+    Must not run inside a transaction: model calls and embeddings happen between the short locked ones.
+    Raises ConsolidationConflict after `MAX_CYCLES` attempts whose matches moved under them.
+    """
+    result = WriteResult()
+    candidates = _candidates(tenant_id, facts)
+    for batch in _rounds(candidates):
+        for cycle in range(1, MAX_CYCLES + 1):
+            result.cycles += 1
+            planned = _plan(tenant_id, batch)
+            judged = _judge(batch, planned, verdict_model)
+            try:
+                for attempt in _transient_retries():
+                    with attempt:
+                        written = WriteResult()  # counted only once the transaction committed
+                        _attempt(tenant_id, batch, planned, [replace(j) for j in judged], verdict_model, written)
+                result.merge(written)
+                break
+            except _PlanMoved as moved:
+                logger.info("chunk %s: %s (cycle %d)", label, moved, cycle)
+        else:
+            raise ConsolidationConflict(f"chunk {label}: claims kept moving after {MAX_CYCLES} attempts")
+    return result

@@ -1,0 +1,140 @@
+"""Each cascade verdict end-to-end through the writer, and the bi-temporal revision cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from findings.models import Claim, ClaimEvidence, ReviewItem
+from findings.writer import claims_write
+from tests.findings.conftest import at, fact
+
+pytestmark = pytest.mark.django_db
+
+
+def _write(world, *facts, **kwargs):
+    return claims_write(tenant_id=world.acme.pk, facts=list(facts), label="test", **kwargs)
+
+
+def _open(**filters):
+    return list(Claim.objects.filter(status="open", **filters).order_by("id"))
+
+
+def test_add_then_identity_repeat_from_another_document_adds_evidence_not_a_claim(world, docs):
+    sentence = "Priya Nair is the Head of Support."
+    _, c1 = docs.doc("a", sentence)
+    _, c2 = docs.doc("b", "Team page. " + sentence)
+    first = _write(world, fact(c1, sentence, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    again = _write(world, fact(c2, sentence, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    assert first.verdicts == {"ADD": 1} and again.verdicts == {"NOOP": 1}
+    (claim,) = _open()
+    assert sorted(ClaimEvidence.objects.filter(claim=claim).values_list("chunk_id", flat=True)) == [c1.pk, c2.pk]
+    # running the same chunk twice is idempotent: no new claim, no new evidence
+    assert _write(world, fact(c2, sentence, "Priya Nair", "role", "Head of Support", "2025-01-15")).evidence == 0
+    assert ClaimEvidence.objects.count() == 2
+
+
+def test_state_same_object_in_overlapping_window_is_a_noop(world, docs):
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    _, c2 = docs.doc("b", "Priya Nair serves as Head of Support.")
+    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    result = _write(world, fact(c2, c2.text, "Priya Nair", "role", "Head of Support", "2025-03-01"))
+    assert result.verdicts == {"NOOP": 1}
+    (claim,) = _open()
+    assert claim.evidence.count() == 2 and claim.valid.lower == at("2025-01-15")
+
+
+def test_state_update_closes_the_old_value_at_the_new_start(world, docs):
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    _, c2 = docs.doc("b", "On 2025-06-01 Priya Nair became CTO.")
+    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    result = _write(world, fact(c2, c2.text, "Priya Nair", "role", "CTO", "2025-06-01"))
+    assert result.verdicts == {"UPDATE": 1}
+    old = Claim.objects.get(object_value="Head of Support")
+    new = Claim.objects.get(object_value="CTO")
+    assert (old.valid.lower, old.valid.upper, old.status, old.superseded_by_id) == (
+        at("2025-01-15"), at("2025-06-01"), "closed", new.pk)
+    assert (new.valid.lower, new.valid.upper, new.status) == (at("2025-06-01"), None, "open")
+
+
+def test_backdated_fact_leaves_the_later_claim_alone_and_ends_where_it_begins(world, docs):
+    _, c1 = docs.doc("a", "On 2025-06-01 Priya Nair became CTO.")
+    _, c2 = docs.doc("b", "On 2025-01-15 Priya Nair became Head of Support.")
+    _write(world, fact(c1, c1.text, "Priya Nair", "role", "CTO", "2025-06-01"))
+    _write(world, fact(c2, c2.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    cto = Claim.objects.get(object_value="CTO")
+    hos = Claim.objects.get(object_value="Head of Support")
+    assert (cto.valid.lower, cto.valid.upper, cto.status, cto.superseded_by_id) == (
+        at("2025-06-01"), None, "open", None)
+    assert (hos.valid.lower, hos.valid.upper, hos.status) == (at("2025-01-15"), at("2025-06-01"), "open")
+
+
+def test_two_values_of_one_slot_in_one_batch_are_written_in_valid_time_order(world, docs):
+    text = "On 2025-06-01 Priya Nair became CTO. On 2025-01-15 Priya Nair became Head of Support."
+    _, chunk = docs.doc("a", text)
+    result = _write(world,
+                    fact(chunk, "On 2025-06-01 Priya Nair became CTO.", "Priya Nair", "role", "CTO", "2025-06-01"),
+                    fact(chunk, "On 2025-01-15 Priya Nair became Head of Support.", "Priya Nair", "role",
+                         "Head of Support", "2025-01-15"))
+    assert result.verdicts == {"ADD": 1, "UPDATE": 1}
+    hos = Claim.objects.get(object_value="Head of Support")
+    cto = Claim.objects.get(object_value="CTO")
+    assert (hos.valid.upper, hos.status, hos.superseded_by_id) == (at("2025-06-01"), "closed", cto.pk)
+
+
+def test_ambiguous_without_a_model_is_added_and_queued_for_review(world, docs, settings):
+    settings.CONSOLIDATION_BORDERLINE_FLOOR = 0.0  # every match lands in the borderline band
+    settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 1.0
+    _, c1 = docs.doc("a", "The Payments Team uses Stripe.")
+    _, c2 = docs.doc("b", "The Payments Team uses Adyen.")
+    _write(world, fact(c1, c1.text, "Payments Team", "uses", "Stripe", "2025-01-01", subject_kind="team",
+                       object_kind="vendor"))
+    result = _write(world, fact(c2, c2.text, "Payments Team", "uses", "Adyen", "2025-02-01", subject_kind="team",
+                                object_kind="vendor"))
+    assert result.verdicts == {"ADD": 1} and result.review_items == 1
+    stripe, adyen = _open()
+    item = ReviewItem.objects.get()
+    assert (item.claim_id, item.similar_claim_id, adyen.needs_review) == (adyen.pk, stripe.pk, True)
+    assert 0.0 <= item.similarity < 1.0
+
+
+def test_set_relation_below_the_floor_is_a_plain_add(world, docs, settings):
+    settings.CONSOLIDATION_BORDERLINE_FLOOR = 0.999
+    settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 0.9995
+    _, c1 = docs.doc("a", "The Payments Team uses Stripe.")
+    _, c2 = docs.doc("b", "The Payments Team relies on Kafka for events.")
+    _write(world, fact(c1, c1.text, "Payments Team", "uses", "Stripe", "2025-01-01", object_kind="vendor"))
+    result = _write(world, fact(c2, c2.text, "Payments Team", "uses", "Kafka", "2025-01-01", object_kind="system"))
+    assert result.verdicts == {"ADD": 1} and result.review_items == 0
+    assert len(_open()) == 2
+
+
+@pytest.mark.parametrize(("answer", "expected_old_status", "verdict"), [
+    ("UPDATE", "closed", "UPDATE"), ("REFUTE", "closed", "REFUTE"), ("NOOP", "open", "NOOP"), ("ADD", "open", "ADD"),
+])
+def test_ambiguous_goes_to_one_batched_model_call(world, docs, settings, fake_openai, answer, expected_old_status,
+                                                  verdict):
+    from findings.llm import verdict_model_for
+    from findings.models import ModelUsage
+
+    settings.CONSOLIDATION_BORDERLINE_FLOOR = 0.0
+    settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 1.0
+    settings.LLM_URL, settings.LLM_MODEL = fake_openai.url, "fake-model"
+    _, c1 = docs.doc("a", "The Payments Team uses Stripe.")
+    _, c2 = docs.doc("b", "The Payments Team uses Adyen.")
+    _write(world, fact(c1, c1.text, "Payments Team", "uses", "Stripe", "2025-01-01", object_kind="vendor"))
+    old = Claim.objects.get()
+    fake_openai.script_chat({"verdicts": [{"index": 1, "verdict": answer, "target": str(old.pk)}]})
+    result = _write(world, fact(c2, c2.text, "Payments Team", "uses", "Adyen", "2025-03-01", object_kind="vendor"),
+                    verdict_model=verdict_model_for(world.acme.pk))
+    assert result.verdicts == {verdict: 1}
+    old.refresh_from_db()
+    assert old.status == expected_old_status
+    (request,) = fake_openai.requests_to("/chat/completions")
+    assert f"[{old.pk}]" in request.body["messages"][-1]["content"]
+    if answer == "REFUTE":  # a refuted claim was never true: its valid range is not rewritten
+        assert old.valid.upper is None
+    if answer == "UPDATE":
+        assert old.valid.upper == at("2025-03-01")
+    if answer == "NOOP":
+        assert old.evidence.count() == 2 and Claim.objects.count() == 1
+    assert ModelUsage.objects.get(purpose="consolidation").calls == 1
