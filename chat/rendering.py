@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from inspect import iscoroutinefunction
 from typing import Any, TypeVar
 
@@ -59,8 +59,14 @@ def citation_link(label: str) -> str:
     return f'<a class="cite" href="#cite-{label}" data-label="{label}">[{label}]</a>'
 
 
-def render_answer_html(markdown_text: str, label_map: Mapping[str, Evidence]) -> str:
-    """Markdown answer -> sanitised HTML with [Sn] citation links for labels in `label_map`."""
+def render_answer_html(
+    markdown_text: str, label_map: Mapping[str, Evidence], *, allowed_links: Collection[str] | None = None
+) -> str:
+    """Markdown answer -> sanitised HTML with [Sn] citation links for labels in `label_map`.
+
+    With `allowed_links`, an outside link survives only when its exact URL is in it (answers pass the
+    record URLs of their sources): a link copied out of a hostile document loses its target and stays text.
+    """
     text, _ = strip_invalid_labels(markdown_text, label_map.keys())
     # Valid groups are swapped for inert alphanumeric tokens so Markdown cannot read them as links or
     # reference definitions ("[S1](https://evil)", "[S1]: https://evil"); they come back as our own links.
@@ -81,7 +87,24 @@ def render_answer_html(markdown_text: str, label_map: Mapping[str, Evidence]) ->
     html = re.sub(rf"{token}x(\d+)x", unpark, html)
     # Top-level headings would outrank the page's own; the answer gets h3 and below.
     html = re.sub(r"<(/?)h[12]>", r"<\1h3>", html)
-    return sanitise_html(html)
+    html = sanitise_html(html)
+    if allowed_links is None:
+        return html
+    allowed = frozenset(allowed_links)
+
+    def only_allowed(tag: str, attribute: str, value: str) -> str | None:
+        if tag == "a" and attribute == "href" and not _CITE_HREF.match(value) and value not in allowed:
+            return None
+        return value
+
+    return nh3.clean(
+        html,
+        tags=set(ALLOWED_TAGS),
+        attributes={tag: set(attrs) | ({"rel"} if tag == "a" else set()) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
+        attribute_filter=only_allowed,
+        url_schemes=set(LINK_SCHEMES),
+        link_rel=None,
+    )
 
 
 def sanitise_html(html: str) -> str:

@@ -1,2 +1,15 @@
-api_urlpatterns: list = []
-page_urlpatterns: list = []
+from django.urls import path
+
+from . import api, views
+
+api_urlpatterns = [
+    path("answers", api.AnswerCreateApi.as_view(), name="answers"),
+    path("answers/<int:message_id>", api.AnswerDetailApi.as_view(), name="answer"),
+    path("conversations", api.ConversationListApi.as_view(), name="conversations"),
+    path("conversations/<int:conversation_id>", api.ConversationDetailApi.as_view(), name="conversation"),
+    path("gaps", api.GapEventListApi.as_view(), name="gaps"),
+]
+page_urlpatterns = [
+    path("chat/", views.chat_page, name="chat"),
+    path("chat/<int:conversation_id>/", views.chat_page, name="chat-conversation"),
+]

@@ -247,3 +247,35 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
 if FINDINGS_EXTRACTOR == "openai" and not (LLM_URL and LLM_MODEL):
     raise ImproperlyConfigured("FINDINGS_EXTRACTOR=openai needs LLM_URL and LLM_MODEL")
 FINDINGS_EXTRACT_MAX_RETRIES = env_int("FINDINGS_EXTRACT_MAX_RETRIES", 3, minimum=0)
+
+# =====================================================================================================
+# --- Chat: grounded answers (added by the chat app) ---------------------------------------------------
+# The model endpoint is shared with findings; whichever block defines it first wins, the values are the same.
+if "LLM_URL" not in globals():
+    LLM_URL = env_str("LLM_URL")
+    LLM_MODEL = env_str("LLM_MODEL")
+    LLM_API_KEY = env_str("LLM_API_KEY")
+    LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
+# ANSWER_PROVIDER: "extractive" (offline, sentences copied from the evidence, the default without a model) or
+# "openai" (the model decides to search through the search_knowledge tool; the default when LLM_URL is set).
+ANSWER_PROVIDER = env_str("ANSWER_PROVIDER", "openai" if (LLM_URL and LLM_MODEL) else "extractive")
+if ANSWER_PROVIDER not in ("extractive", "openai"):
+    raise ImproperlyConfigured(f"ANSWER_PROVIDER must be extractive or openai, got {ANSWER_PROVIDER!r}")
+if ANSWER_PROVIDER == "openai" and not (LLM_URL and LLM_MODEL):
+    raise ImproperlyConfigured("ANSWER_PROVIDER=openai needs LLM_URL and LLM_MODEL")
+ANSWER_TOP_K = env_int("ANSWER_TOP_K", 8, minimum=1)  # evidence chunks retrieved per (sub-)question
+ANSWER_CONTEXT_TOKENS = env_int("ANSWER_CONTEXT_TOKENS", 3000, minimum=100)
+ANSWER_MAX_TOOL_ROUNDS = env_int("ANSWER_MAX_TOOL_ROUNDS", 2, minimum=1)
+ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", 6, minimum=0)
+ANSWER_CACHE_ENABLED = env_bool("ANSWER_CACHE_ENABLED", True)
+# Cosine similarity between two questions' embeddings at which a cached answer is served (same scope only).
+ANSWER_CACHE_SIMILARITY = env_float("ANSWER_CACHE_SIMILARITY", 0.95)
+ANSWER_CACHE_TTL_S = env_int("ANSWER_CACHE_TTL_S", 7 * 24 * 3600, minimum=0)
+# Refusal-gate thresholds: chat/gate.py holds the tuned defaults; set ANSWER_GATE_MIN_COVERAGE,
+# ANSWER_GATE_MIN_PHRASE, ANSWER_GATE_STRONG_COVERAGE, ANSWER_GATE_SOLO_COVERAGE, ANSWER_GATE_MIN_SCORE,
+# ANSWER_GATE_TOP_K or ANSWER_GATE_RETRY_BELOW in the environment to override one.
+for _gate_name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE",
+                   "ANSWER_GATE_SOLO_COVERAGE", "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K",
+                   "ANSWER_GATE_RETRY_BELOW"):
+    if env_str(_gate_name) is not None:
+        globals()[_gate_name] = env_float(_gate_name, 0.0)

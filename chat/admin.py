@@ -1,0 +1,36 @@
+from django.contrib import admin
+
+from chat.models import AnswerCache, Conversation, GapEvent, Message
+
+
+@admin.register(GapEvent)
+class GapEventAdmin(admin.ModelAdmin):
+    """Interview next: the most frequent unanswered questions first, per tenant and kind."""
+
+    list_display = ("canonical", "kind", "count", "tenant", "cause", "first_seen", "last_seen")
+    list_filter = ("kind", "tenant")
+    search_fields = ("canonical", "example")
+    ordering = ("-count", "-last_seen")
+    readonly_fields = ("tenant", "kind", "canonical", "example", "cause", "count", "first_seen", "last_seen")
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ("title", "tenant", "user", "service_name", "created_at")
+    list_filter = ("tenant",)
+    readonly_fields = ("tenant", "user", "service_name", "title", "created_at")
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ("conversation", "role", "outcome", "mode", "created_at")
+    list_filter = ("role", "outcome", "mode")
+    readonly_fields = [f.name for f in Message._meta.fields]
+
+
+@admin.register(AnswerCache)
+class AnswerCacheAdmin(admin.ModelAdmin):
+    list_display = ("question", "tenant", "provider", "hits", "created_at")
+    exclude = ("embedding",)
+    readonly_fields = ("tenant", "principal_hash", "provider", "question_key", "question", "embedding_model", "answer",
+                       "citations", "document_ids", "hits", "created_at")

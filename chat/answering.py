@@ -1,0 +1,186 @@
+"""One answer, end to end, as a stream of protocol events: `sources` (before any token), `token`s, `final`.
+
+The provider decides what to say; this module enforces what leaves the server: tokens pass the label
+hold-back (no half-written or invented label is ever sent), only labels that map to a retrieved chunk the
+caller can read become citations, the hint is content-free, refusals become gap events, grounded answers
+are cached per authority and checked for groundedness after commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
+from chat.citations import all_citations, citations_for
+from chat.evidence import Evidence
+from chat.grounding import Grounding, PartResult, ground_question, hidden_probe, hint_payload
+from chat.models import Conversation, Mode, Outcome
+from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
+from chat.providers.base import NOT_FOUND_TEXT, stream_text
+from chat.rendering import render_answer_html
+from chat.selectors import conversation_history
+from chat.services import answer_record, evidence_from_citation, gap_event_record
+from chat.streaming import LabelHoldBack
+from groundwork.authority import Authority
+from knowledge.access import tenant_has_corpus
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    name: str  # "sources" | "token" | "final"
+    data: dict[str, Any]
+
+
+def answer_html(answer: str, label_map: dict[str, Evidence]) -> str:
+    """Safe HTML for an answer: the only outside links that survive are the cited records' own URLs."""
+    return render_answer_html(answer, label_map, allowed_links={e.record_url for e in label_map.values()})
+
+
+def _citation_dicts(label_map: dict[str, Evidence], text: str | None = None) -> list[dict]:
+    citations = all_citations(label_map) if text is None else citations_for(text, label_map)
+    return [c.as_dict() for c in citations]
+
+
+def _decisive_parts(groundings: list[Grounding]) -> list[PartResult]:
+    """The parts the outcome is judged on: the first search that found something (a model that searched
+    twice usually did so because the first query missed), else the last search."""
+    for grounding in groundings:
+        if any(p.answerable for p in grounding.parts):
+            return grounding.parts
+    return groundings[-1].parts if groundings else []
+
+
+def _outcome(done: Done, parts: list[PartResult], cited: bool) -> str:
+    if done.outcome:
+        return done.outcome
+    if done.mode == Mode.CONVERSATIONAL:
+        return Outcome.ANSWERED
+    answered = [p for p in parts if p.answerable]
+    if cited and answered:
+        return Outcome.ANSWERED if len(answered) == len(parts) else Outcome.PARTIAL
+    if any(p.unavailable for p in parts):
+        return Outcome.UNAVAILABLE
+    return Outcome.NOT_FOUND
+
+
+def answer_events(authority: Authority, *, question: str, conversation: Conversation,
+                  provider: AnswerProvider | None = None) -> Iterator[AnswerEvent]:
+    provider = provider or provider_get()
+    has_corpus = tenant_has_corpus(authority)
+    key: QuestionKey | None = None
+    if has_corpus and settings.ANSWER_CACHE_ENABLED:
+        key = question_key(question)
+        cached = answer_cache_get(authority, provider=provider.cache_id, key=key)
+        if cached is not None:
+            yield from _serve_cached(authority, question=question, conversation=conversation,
+                                     citations=cached.citations, answer=cached.answer)
+            return
+
+    request = AnswerRequest(
+        question=question, has_corpus=has_corpus, search=lambda query: ground_question(authority, query),
+        history=conversation_history(conversation, turns=settings.ANSWER_HISTORY_TURNS),
+    )
+    label_map: dict[str, Evidence] = {}
+    holdback = LabelHoldBack(())
+    sources_sent = False
+    pieces: list[str] = []
+    removed: list[str] = []
+    done = Done(mode=Mode.GROUNDING, error="provider_ended_without_result")
+    for event in provider.answer(request):
+        if isinstance(event, Sources):
+            # Later searches extend the map; labels already sent keep their meaning.
+            label_map = dict(event.label_map)
+            held = holdback.flush()
+            removed.extend(label for label in holdback.removed if label not in removed)
+            holdback = LabelHoldBack(label_map.keys())
+            sources_sent = True
+            yield AnswerEvent("sources", {"sources": _citation_dicts(label_map)})
+            text = holdback.feed(held) if held else ""
+            if text:
+                pieces.append(text)
+                yield AnswerEvent("token", {"text": text})
+        elif isinstance(event, Delta):
+            if not sources_sent:
+                sources_sent = True
+                yield AnswerEvent("sources", {"sources": []})
+            text = holdback.feed(event.text)
+            if text:
+                pieces.append(text)
+                yield AnswerEvent("token", {"text": text})
+        elif isinstance(event, Done):
+            done = event
+            break
+    if not sources_sent:
+        yield AnswerEvent("sources", {"sources": []})
+    tail = holdback.flush()
+    if tail:
+        pieces.append(tail)
+        yield AnswerEvent("token", {"text": tail})
+    removed.extend(label for label in holdback.removed if label not in removed)
+    answer = "".join(pieces)
+    if done.mode == Mode.GROUNDING and not answer.strip():
+        for delta in stream_text(NOT_FOUND_TEXT):
+            pieces.append(delta.text)
+            yield AnswerEvent("token", {"text": delta.text})
+        answer = "".join(pieces)
+    if done.mode == Mode.CONVERSATIONAL:
+        label_map = {}
+    citations = _citation_dicts(label_map, answer) if done.mode == Mode.GROUNDING else []
+    if done.mode == Mode.GROUNDING:
+        hidden_probe(authority, done.groundings)
+    parts = _decisive_parts(done.groundings)
+    outcome = _outcome(done, parts, bool(citations))
+    hidden = [h for g in done.groundings for h in g.hidden]
+    hint = hint_payload(hidden) if done.mode == Mode.GROUNDING else None
+
+    for part in parts:
+        gap = part.gap
+        if gap is not None and outcome != Outcome.ANSWERED:
+            gap_event_record(authority, kind=gap[0], question=part.question, cause=gap[1])
+    message = answer_record(
+        authority, conversation=conversation, question=question, answer=answer, outcome=outcome, mode=done.mode,
+        corpus="tenant" if has_corpus else "empty", citations=citations, hint=hint, verify=bool(citations),
+    )
+    if (key is not None and outcome == Outcome.ANSWERED and done.mode == Mode.GROUNDING and hint is None
+            and not done.error):
+        answer_cache_put(authority, provider=provider.cache_id, key=key, question=question, answer=answer,
+                         citations=citations)
+    yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=removed, cached=False,
+                                      error=done.error))
+
+
+def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: list[str], cached: bool,
+           error: str | None) -> dict[str, Any]:
+    return {
+        "message_id": message.pk,
+        "conversation_id": message.conversation_id,
+        "answer": answer,
+        "html": answer_html(answer, label_map),
+        "outcome": message.outcome,
+        "mode": message.mode,
+        "corpus": message.corpus,
+        "citations": message.citations,
+        "hint": message.hint,
+        "verification": message.verification,
+        "removed_labels": removed,
+        "cached": cached,
+        **({"error": error} if error else {}),
+    }
+
+
+def _serve_cached(authority: Authority, *, question: str, conversation: Conversation, citations: list[dict],
+                  answer: str) -> Iterator[AnswerEvent]:
+    public = [{k: v for k, v in c.items() if k != "content_hash"} for c in citations]
+    label_map = {c["label"]: evidence_from_citation(c) for c in public}
+    yield AnswerEvent("sources", {"sources": public})
+    for delta in stream_text(answer):
+        yield AnswerEvent("token", {"text": delta.text})
+    message = answer_record(authority, conversation=conversation, question=question, answer=answer,
+                            outcome=Outcome.ANSWERED, mode=Mode.GROUNDING, corpus="tenant", citations=public,
+                            hint=None, verify=True)
+    yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=[], cached=True,
+                                      error=None))

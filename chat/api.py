@@ -1,0 +1,210 @@
+"""The answers API: ask (streamed as Server-Sent Events or as one JSON body), read an answer back with its
+verification, list and open one's own conversations, and the tenant's gap events for admins."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+
+from chat.answering import AnswerEvent, answer_events, answer_html
+from chat.selectors import (
+    conversation_access,
+    conversation_messages,
+    conversations_for,
+    gap_events_by_frequency,
+    message_access,
+)
+from chat.services import conversation_start, evidence_from_citation
+from chat.streaming import sse_comment, sse_event
+from groundwork.api import AuthorityAPIView
+from groundwork.permissions import IsTenantAdmin
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets content negotiation accept `Accept: text/event-stream`; the view streams the body itself."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return sse_event("error", data if isinstance(data, dict) else {"detail": str(data)})
+
+
+class CitationOutput(serializers.Serializer):
+    label = serializers.CharField()
+    record_url = serializers.CharField()
+    title = serializers.CharField()
+    document_id = serializers.IntegerField()
+    chunk_id = serializers.IntegerField()
+    source_kind = serializers.CharField()
+    source_name = serializers.CharField()
+    fragment = serializers.CharField()
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+
+
+class HintSourceOutput(serializers.Serializer):
+    source_kind = serializers.CharField()
+    source_name = serializers.CharField()
+    contact = serializers.EmailField(required=False)
+
+
+class HintOutput(serializers.Serializer):
+    exists = serializers.BooleanField()
+    sources = HintSourceOutput(many=True)
+
+
+class AnswerOutput(serializers.Serializer):
+    message_id = serializers.IntegerField()
+    conversation_id = serializers.IntegerField()
+    answer = serializers.CharField()
+    html = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=["answered", "not_found", "partial", "unavailable"])
+    mode = serializers.ChoiceField(choices=["grounding", "conversational"])
+    corpus = serializers.ChoiceField(choices=["tenant", "empty"])
+    citations = CitationOutput(many=True)
+    hint = HintOutput(allow_null=True)
+    verification = serializers.DictField()
+
+
+def message_payload(message) -> dict:
+    label_map = {c["label"]: evidence_from_citation(c) for c in message.citations}
+    return {
+        "message_id": message.pk, "conversation_id": message.conversation_id, "answer": message.content,
+        "html": answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
+        "corpus": message.corpus, "citations": message.citations, "hint": message.hint,
+        "verification": message.verification,
+    }
+
+
+def _sse(events: Iterator[AnswerEvent]) -> Iterator[bytes]:
+    yield sse_comment("answer stream")  # headers and a first byte out at once, before retrieval runs
+    for event in events:
+        yield sse_event(event.name, event.data)
+
+
+class AnswerCreateApi(AuthorityAPIView):
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    class InputSerializer(serializers.Serializer):
+        question = serializers.CharField(max_length=4000)
+        conversation_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    @extend_schema(
+        summary="Ask a question",
+        description=(
+            "Answers from the caller's readable records with [Sn] citations, or conversationally when a model "
+            "is configured and decides not to search. With `Accept: text/event-stream` or `?stream=1` the answer "
+            "streams as Server-Sent Events: one `sources` event (labels, titles, record URLs) before any "
+            "`token` event, then one `final` event with the same body as the JSON response. Verification "
+            "starts `pending`; read it back from GET /answers/{id}."
+        ),
+        request=InputSerializer,
+        parameters=[OpenApiParameter("stream", bool, description="Stream as Server-Sent Events")],
+        responses={200: AnswerOutput, 404: OpenApiResponse(description="No such conversation")},
+    )
+    def post(self, request, **kwargs):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        authority = self.authority
+        question = data.validated_data["question"].strip()
+        conversation_id = data.validated_data["conversation_id"]
+        if conversation_id is not None:
+            conversation = conversation_access(authority, conversation_id)
+            if conversation is None:
+                raise Http404
+        else:
+            conversation = conversation_start(authority, title=question)
+        events = answer_events(authority, question=question, conversation=conversation)
+        wants_stream = request.query_params.get("stream") in ("1", "true") or (
+            "text/event-stream" in request.headers.get("Accept", ""))
+        if wants_stream:
+            response = StreamingHttpResponse(_sse(events), content_type="text/event-stream; charset=utf-8")
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+            return response
+        final: dict = {}
+        for event in events:
+            if event.name == "final":
+                final = event.data
+        return Response(final)
+
+
+class AnswerDetailApi(AuthorityAPIView):
+    @extend_schema(summary="An answer with its verification", responses={200: AnswerOutput})
+    def get(self, request, message_id: int, **kwargs):
+        message = message_access(self.authority, message_id)
+        if message is None:
+            raise Http404
+        return Response(message_payload(message))
+
+
+class ConversationOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ConversationListApi(AuthorityAPIView):
+    @extend_schema(summary="My conversations", responses={200: ConversationOutput(many=True)})
+    def get(self, request, **kwargs):
+        rows = conversations_for(self.authority)[:100]
+        return Response(ConversationOutput(rows, many=True).data)
+
+
+class ConversationMessageOutput(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["user", "assistant"])
+    content = serializers.CharField(required=False, help_text="user messages")
+    message_id = serializers.IntegerField(required=False)
+    answer = serializers.CharField(required=False)
+    html = serializers.CharField(required=False)
+    outcome = serializers.CharField(required=False)
+    mode = serializers.CharField(required=False)
+    corpus = serializers.CharField(required=False)
+    citations = CitationOutput(many=True, required=False)
+    hint = HintOutput(allow_null=True, required=False)
+    verification = serializers.DictField(required=False)
+
+
+class ConversationDetailOutput(ConversationOutput):
+    messages = ConversationMessageOutput(many=True)
+
+
+class ConversationDetailApi(AuthorityAPIView):
+    @extend_schema(summary="One of my conversations with its messages", responses={200: ConversationDetailOutput})
+    def get(self, request, conversation_id: int, **kwargs):
+        conversation = conversation_access(self.authority, conversation_id)
+        if conversation is None:
+            raise Http404
+        messages = []
+        for message in conversation_messages(conversation):
+            if message.role == "user":
+                messages.append({"role": "user", "content": message.content})
+            else:
+                messages.append({"role": "assistant", **message_payload(message)})
+        return Response({**ConversationOutput(conversation).data, "messages": messages})
+
+
+class GapEventOutput(serializers.Serializer):
+    kind = serializers.CharField()
+    canonical = serializers.CharField()
+    example = serializers.CharField()
+    cause = serializers.CharField()
+    count = serializers.IntegerField()
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+
+
+class GapEventListApi(AuthorityAPIView):
+    permission_classes = [IsTenantAdmin]
+
+    @extend_schema(summary="Interview next: unanswered questions by frequency",
+                   responses={200: GapEventOutput(many=True)})
+    def get(self, request, **kwargs):
+        return Response(GapEventOutput(gap_events_by_frequency(self.authority)[:200], many=True).data)

@@ -1,0 +1,313 @@
+"""Answer benchmarks: latency at scale, citation quality on SciFact, refusal out of corpus.
+
+`run(out_dir, quick=False)` returns one flat dict (and writes `answers.json` into `out_dir` when given):
+
+- Latency: a synthetic corpus (~100k one-chunk documents; 10k with `quick`) built from SciFact's vocabulary
+  in a scratch tenant; questions are word samples of random documents, answered by the extractive provider
+  with the cache off. `first_source_*_ms` is the time to the `sources` event, `answer_*_ms` to the `final`
+  event. The synthetic chunks are not embedded (embedding 100k chunks would dominate the run); the semantic
+  channel still embeds the question and probes the index, so its cost is in the numbers.
+- SciFact (embedded, both channels): every claim of claims_train.jsonl is asked. `answer_rate_in_corpus` is
+  the share of claims with gold evidence that are answered; `rationale_hit_rate` the share of cited fragments
+  from a gold document that contain one of its rationale sentences, over all cited fragments.
+- `refusal_out_of_corpus`: Cranfield queries (aerodynamics) asked of the SciFact tenant must be refused.
+- `invalid_citations`: labels in any benchmark answer that do not map to a retrieved chunk the asker can read.
+
+Scratch tenants are deleted afterwards. Eval data: env GROUNDWORK_EVAL_DIR or BASE_DIR/../shared/eval.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from statistics import median
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import override_settings
+
+from chat import gate
+from chat.answering import answer_events
+from chat.citations import find_labels
+from chat.providers.extractive import ExtractiveProvider
+from chat.sentences import sentence_spans
+from chat.services import conversation_start
+from groundwork.authority import Authority
+from groundwork.models import Tenant
+from groundwork.selectors import authority_for_service
+from knowledge.access import readable_chunks
+from knowledge.embedders import embedder_reset
+from knowledge.embedding import chunks_embed
+from knowledge.models import Chunk, Document, Source
+from knowledge.services import DocumentInput, documents_import
+
+
+def eval_dir() -> Path:
+    configured = os.environ.get("GROUNDWORK_EVAL_DIR")
+    return Path(configured) if configured else Path(settings.BASE_DIR).parent / "shared" / "eval"
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _percentile(values: list[float], share: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+
+
+def _scratch(name: str) -> tuple[Tenant, Authority, Source]:
+    tenant = Tenant.objects.create(slug=f"bench-{name}-{uuid.uuid4().hex[:6]}", name=f"Answer benchmark {name}")
+    authority = authority_for_service(tenant=tenant, service_name="bench", role="admin")
+    source = Source.objects.create(tenant=tenant, kind="upload", name=name)
+    return tenant, authority, source
+
+
+def _drop(tenant: Tenant) -> None:
+    # Chunks first in bulk: the ORM cascade would load every one of ~100k rows. Rows another app derived
+    # from the chunks (findings' projections) block that; then the ORM cascade does it, slowly but fully.
+    try:
+        with transaction.atomic():
+            Chunk.objects.filter(tenant=tenant)._raw_delete(Chunk.objects.db)
+    except IntegrityError:
+        Chunk.objects.filter(tenant=tenant).delete()
+    tenant.delete()
+
+
+class Asker:
+    """Answers questions under one authority, timing the protocol events and auditing every citation."""
+
+    def __init__(self, authority: Authority) -> None:
+        self.authority = authority
+        self.conversation = conversation_start(authority, title="benchmark")
+        self.provider = ExtractiveProvider()
+        self.first_source_ms: list[float] = []
+        self.answer_ms: list[float] = []
+        self.invalid_citations = 0
+        self.labels_checked = 0
+
+    def ask(self, question: str) -> dict:
+        final: dict = {}
+        sources: list[dict] = []
+        # Inside a transaction the groundedness check (queued on commit, inline without a broker) runs after
+        # the timed answer, as it does behind a real worker.
+        with transaction.atomic():
+            started = time.perf_counter()
+            for event in answer_events(self.authority, question=question, conversation=self.conversation,
+                                       provider=self.provider):
+                if event.name == "sources":
+                    self.first_source_ms.append(1000 * (time.perf_counter() - started))
+                    sources = event.data["sources"]
+                elif event.name == "final":
+                    self.answer_ms.append(1000 * (time.perf_counter() - started))
+                    final = event.data
+        self._audit(final, sources)
+        return final
+
+    def _audit(self, final: dict, sources: list[dict]) -> None:
+        by_label = {c["label"]: c for c in final["citations"]}
+        retrieved = {c["chunk_id"] for c in sources}
+        labels = find_labels(final["answer"])
+        readable = set(readable_chunks(self.authority).filter(pk__in=[c["chunk_id"] for c in by_label.values()])
+                       .values_list("pk", flat=True))
+        for label in labels:
+            self.labels_checked += 1
+            citation = by_label.get(label)
+            if citation is None or citation["chunk_id"] not in retrieved or citation["chunk_id"] not in readable:
+                self.invalid_citations += 1
+
+
+def _synthetic_items(vocabulary: list[str], count: int, rng: random.Random) -> Iterable[DocumentInput]:
+    for i in range(count):
+        sentences = [" ".join(rng.choices(vocabulary, k=rng.randint(10, 18))).capitalize() + "."
+                     for _ in range(4)]
+        yield DocumentInput(external_id=f"syn-{i}", title=" ".join(rng.choices(vocabulary, k=4)).title(),
+                            body=" ".join(sentences), format="text")
+
+
+def latency_bench(*, documents: int, questions: int, vocabulary: list[str], seed: int = 11) -> dict:
+    rng = random.Random(seed)
+    tenant, authority, source = _scratch("latency")
+    try:
+        started = time.perf_counter()
+        with override_settings(EMBEDDER="none"):
+            embedder_reset()
+            documents_import(authority=authority, source=source, items=_synthetic_items(vocabulary, documents, rng),
+                             batch_size=500)
+        embedder_reset()
+        ingest_s = time.perf_counter() - started
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE knowledge_chunk")
+        chunk_count = Chunk.objects.filter(tenant=tenant).count()
+        texts = list(Chunk.objects.filter(tenant=tenant).order_by("?").values_list("text", flat=True)[:questions])
+        asker = Asker(authority)
+        asker.ask("warm up the embedder and the caches")
+        asker.first_source_ms.clear()
+        asker.answer_ms.clear()
+        for text in texts:
+            words = re.findall(r"[a-z]{4,}", text.lower())
+            asker.ask("what about " + " ".join(rng.sample(words, k=min(5, len(words)))) + "?")
+        return {
+            "chunks": chunk_count,
+            "questions": len(texts),
+            "ingest_s": round(ingest_s, 1),
+            "first_source_p50_ms": round(median(asker.first_source_ms), 1),
+            "first_source_p95_ms": round(_percentile(asker.first_source_ms, 0.95), 1),
+            "answer_p50_ms": round(median(asker.answer_ms), 1),
+            "answer_p95_ms": round(_percentile(asker.answer_ms, 0.95), 1),
+            "invalid_citations": asker.invalid_citations,
+        }
+    finally:
+        _drop(tenant)
+
+
+def _rationale_sentences(text: str, indexes: Iterable[int]) -> list[str]:
+    spans = sentence_spans(text)
+    return [text[spans[i][0]:spans[i][1]] for i in indexes if i < len(spans)]
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+REUSABLE_SCIFACT_SLUG = "bench-answers-scifact"
+
+
+def scifact_bench(*, data: Path, claims_limit: int | None, refusal_limit: int | None, reuse: bool = False,
+                  embed: bool = True) -> dict:
+    """`reuse` keeps the ingested SciFact tenant between runs (for tuning the gate); `embed=False` answers
+    full-text only, as with EMBEDDER=none (the quick run: embedding ~5k abstracts takes minutes on a CPU)."""
+    if not embed:
+        with override_settings(EMBEDDER="none"):
+            embedder_reset()
+            try:
+                return scifact_bench(data=data, claims_limit=claims_limit, refusal_limit=refusal_limit, reuse=reuse)
+            finally:
+                embedder_reset()
+    corpus = {str(row["_id"]): row for row in _jsonl(data / "scifact" / "corpus.jsonl")}
+    claims = _jsonl(data / "scifact" / "claims_train.jsonl")
+    claims = [c for c in claims if c["evidence"]]  # claims whose gold documents hold rationale sentences
+    if claims_limit:
+        claims = claims[:claims_limit]
+    cranfield = [row["text"] for row in _jsonl(data / "cranfield" / "queries.jsonl")]
+    if refusal_limit:
+        cranfield = cranfield[:refusal_limit]
+
+    existing = Tenant.objects.filter(slug=REUSABLE_SCIFACT_SLUG).first() if reuse else None
+    if existing is not None:
+        tenant = existing
+        authority = authority_for_service(tenant=tenant, service_name="bench", role="admin")
+    else:
+        tenant, authority, source = _scratch("scifact")
+        if reuse:
+            Tenant.objects.filter(pk=tenant.pk).update(slug=REUSABLE_SCIFACT_SLUG)
+            tenant.refresh_from_db()
+    try:
+        started = time.perf_counter()
+        if existing is None:
+            items = (DocumentInput(external_id=doc_id, title=(row.get("title") or doc_id)[:500],
+                                   body=row.get("text") or row.get("title") or doc_id, format="text")
+                     for doc_id, row in corpus.items())
+            documents_import(authority=authority, source=source, items=items, batch_size=200)
+            chunks_embed(document_ids=list(Document.objects.filter(tenant=tenant).values_list("pk", flat=True)))
+        setup_s = time.perf_counter() - started
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE knowledge_chunk")
+        external = dict(Document.objects.filter(tenant=tenant).values_list("pk", "external_id"))
+        asker = Asker(authority)
+
+        answered = 0
+        fragments = 0
+        fragment_hits = 0
+        for claim in claims:
+            final = asker.ask(claim["claim"])
+            if final["outcome"] in ("answered", "partial"):
+                answered += 1
+            gold = {doc_id: [i for ev in evs for i in ev["sentences"]] for doc_id, evs in claim["evidence"].items()}
+            for citation in final["citations"]:
+                fragments += 1
+                doc_id = external.get(citation["document_id"])
+                if doc_id not in gold:
+                    continue
+                fragment = _normal(citation["fragment"])
+                rationale = _rationale_sentences(corpus[doc_id]["text"], gold[doc_id])
+                if any(_normal(sentence) and _normal(sentence) in fragment for sentence in rationale):
+                    fragment_hits += 1
+
+        refused = 0
+        for query in cranfield:
+            if asker.ask(query)["outcome"] in ("not_found", "unavailable"):
+                refused += 1
+        return {
+            "scifact_setup_s": round(setup_s, 1),
+            "claims_asked": len(claims),
+            "answer_rate_in_corpus": round(answered / len(claims), 4) if claims else 0.0,
+            "cited_fragments": fragments,
+            "rationale_hit_rate": round(fragment_hits / fragments, 4) if fragments else 0.0,
+            "out_of_corpus_asked": len(cranfield),
+            "refusal_out_of_corpus": round(refused / len(cranfield), 4) if cranfield else 0.0,
+            "invalid_citations": asker.invalid_citations,
+            "labels_checked": asker.labels_checked,
+            "scifact_answer_p95_ms": round(_percentile(asker.answer_ms, 0.95), 1),
+        }
+    finally:
+        if not reuse:
+            _drop(tenant)
+
+
+def _vocabulary(data: Path, size: int = 5000) -> list[str]:
+    counts: dict[str, int] = {}
+    for row in _jsonl(data / "scifact" / "corpus.jsonl")[:2000]:
+        for word in re.findall(r"[a-z]{3,}", row.get("text", "").lower()):
+            counts[word] = counts.get(word, 0) + 1
+    return [w for w, _ in sorted(counts.items(), key=lambda kv: -kv[1])[:size]]
+
+
+def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
+    data = eval_dir()
+    started = time.perf_counter()
+    # Fact extraction after ingestion (findings) is not part of answering; it would only slow the set-up.
+    with override_settings(ANSWER_CACHE_ENABLED=False, FINDINGS_EXTRACTOR="none"):
+        latency = latency_bench(documents=10_000 if quick else 100_000, questions=30 if quick else 100,
+                                vocabulary=_vocabulary(data))
+        quality = scifact_bench(data=data, claims_limit=150 if quick else None, refusal_limit=100 if quick else None,
+                                embed=not quick)
+    result = {
+        "quick": quick,
+        "provider": "extractive",
+        "embedder": "none (full-text only)" if quick else settings.EMBEDDER,
+        "latency_chunks": latency["chunks"],
+        "first_source_p50_ms": latency["first_source_p50_ms"],
+        "first_source_p95_ms": latency["first_source_p95_ms"],
+        "answer_p50_ms": latency["answer_p50_ms"],
+        "answer_p95_ms": latency["answer_p95_ms"],
+        "latency_ingest_s": latency["ingest_s"],
+        **{k: v for k, v in quality.items() if k != "invalid_citations"},
+        "invalid_citations": latency["invalid_citations"] + quality["invalid_citations"],
+        "gate": {
+            name: getattr(settings, name, getattr(gate, name))
+            for name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE",
+                         "ANSWER_GATE_SOLO_COVERAGE", "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K")
+        },
+        "elapsed_s": round(time.perf_counter() - started, 1),
+        "goals": {"answer_rate_in_corpus": 0.95, "refusal_out_of_corpus": 0.95},
+        "notes": [
+            f"latency on {latency['chunks']:,} synthetic one-chunk documents (not embedded), extractive provider, "
+            "cache off; SciFact " + ("full-text only" if quick else f"with EMBEDDER={settings.EMBEDDER}"),
+            "refusal_out_of_corpus: Cranfield queries asked of a tenant holding SciFact",
+        ],
+    }
+    if out_dir is not None:
+        path = Path(out_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "answers.json").write_text(json.dumps(result, indent=2) + "\n")
+    return result

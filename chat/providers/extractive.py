@@ -1,0 +1,74 @@
+"""The offline provider: every question goes through grounding, the answer is evidence sentences with labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from django.conf import settings
+
+from chat.context import assemble_context
+from chat.extractive import ExtractedSentence, compose_extractive_answer
+from chat.gate import GapKind
+from chat.grounding import Grounding
+
+from .base import (
+    EMPTY_BASE_TEXT,
+    NOT_FOUND_TEXT,
+    UNAVAILABLE_TEXT,
+    AnswerRequest,
+    Done,
+    ProviderEvent,
+    Sources,
+    stream_text,
+)
+
+# A sentence is kept only if it scores at least this share of the best sentence for the same (sub-)question
+# (0.5 -> 0.9 raised the SciFact rationale hit rate from 0.35 to 0.51 at the same answer rate):
+# a sentence that shares one common word with the question ("laptop") is noise next to one that answers it.
+RELATIVE_SENTENCE_FLOOR = 0.9
+
+
+class ExtractiveProvider:
+    cache_id = "extractive"
+
+    def answer(self, request: AnswerRequest) -> Iterator[ProviderEvent]:
+        if not request.has_corpus:
+            # No model, no corpus: there is neither a conversational nor a grounding mode to answer in.
+            yield Sources({})
+            yield from stream_text(EMPTY_BASE_TEXT)
+            yield Done(mode="grounding", outcome="not_found")
+            return
+        yield from answer_from_grounding(request.question, request.search(request.question))
+
+
+def answer_from_grounding(question: str, grounding: Grounding) -> Iterator[ProviderEvent]:
+    context = assemble_context(question, grounding.evidence, token_budget=settings.ANSWER_CONTEXT_TOKENS)
+    yield Sources(context.label_map)
+    answerable = [p for p in grounding.parts if p.answerable]
+    per_part = 4 if len(answerable) <= 1 else 2
+    chosen: list[ExtractedSentence] = []
+    for part in answerable:
+        chunk_ids = {e.chunk_id for e in part.evidence}
+        labelled = [item for item in context.labelled if item.evidence.chunk_id in chunk_ids]
+        composed = compose_extractive_answer(part.question, labelled, max_sentences=per_part)
+        best = max((s.score for s in composed.sentences), default=0.0)
+        fresh = [s for s in composed.sentences if s.score >= best * RELATIVE_SENTENCE_FLOOR
+                 and all((s.label, s.start) != (c.label, c.start) for c in chosen)]
+        if not fresh:
+            # The gate let it through but no sentence carries the question's terms: still "not found".
+            part.decision = replace(part.decision, answer=False, reason="no_supporting_sentence",
+                                    gap_kind=GapKind.KNOWLEDGE_MISSING)
+            continue
+        chosen.extend(fresh)
+    text = " ".join(f"{s.sentence} [{s.label}]" for s in chosen)
+    if text:
+        missing = [p.question for p in grounding.parts if not p.answerable]
+        if missing:
+            text += "\n\nNot found in the records available to you: " + "; ".join(f"“{q}”" for q in missing) + "."
+    elif grounding.unavailable:
+        text = UNAVAILABLE_TEXT
+    else:
+        text = NOT_FOUND_TEXT
+    yield from stream_text(text)
+    yield Done(mode="grounding", groundings=[grounding])

@@ -1,0 +1,44 @@
+"""Chat tests reuse the knowledge corpus (canary strings in records some callers may not read)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.knowledge.conftest import Corpus, corpus, ingest  # noqa: F401
+
+CANARIES = ("CANARY-HR-7731", "CANARY-GLOBEX-1142", "Q4 workforce plan", "Globex laptops")  # hidden from member
+
+
+def sse_events(raw: bytes) -> list[tuple[str, dict]]:
+    """Parse a whole SSE body into (event, data) pairs; comment frames are skipped."""
+    events = []
+    for frame in raw.decode("utf-8").split("\n\n"):
+        name, data = None, []
+        for line in frame.split("\n"):
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+        if name:
+            events.append((name, json.loads("\n".join(data))))
+    return events
+
+
+def ask_stream(client, question: str, **extra) -> tuple[bytes, list[tuple[str, dict]]]:
+    response = client.post("/api/v1/answers", {"question": question, **extra}, format="json",
+                           HTTP_ACCEPT="text/event-stream")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/event-stream")
+    raw = b"".join(response.streaming_content)
+    return raw, sse_events(raw)
+
+
+def ask_json(client, question: str, **extra):
+    return client.post("/api/v1/answers", {"question": question, **extra}, format="json")
+
+
+@pytest.fixture
+def no_cache(settings):
+    settings.ANSWER_CACHE_ENABLED = False
