@@ -279,3 +279,4 @@ for _gate_name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER
                    "ANSWER_GATE_RETRY_BELOW"):
     if env_str(_gate_name) is not None:
         globals()[_gate_name] = env_float(_gate_name, 0.0)
+RETRIEVAL_HINT_MIN_COVERAGE = env_float("RETRIEVAL_HINT_MIN_COVERAGE", 0.6)

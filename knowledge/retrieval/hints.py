@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import connection
 
 from groundwork.authority import Authority
 from groundwork.models import Membership, Principal
@@ -19,9 +20,9 @@ from groundwork.models import Membership, Principal
 from ..access import chunk_access_params
 from ..models import Chunk, Document
 from .fusion import rrf_fuse
-from .lexical import lexical_search
+from .lexical import corpus_stats, idf_for, lexical_search, query_lexemes
 from .search import query_vector
-from .sql import TENANT_SCOPE_ONLY
+from .sql import CHUNK_MATCHED_LEXEMES, TENANT_SCOPE_ONLY
 from .vector import vector_search
 
 
@@ -46,9 +47,11 @@ def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[Hi
         nearest, _ = vector_search(vector=vector, space_id=space_id, access_params=params, filters_clause=None,
                                    filter_params={}, limit=depth, access=TENANT_SCOPE_ONLY)
     nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
-    # Only a genuinely relevant hidden record earns a hint: matched by words, or semantically close.
+    # Only a genuinely relevant hidden record earns a hint: it carries most of the question's
+    # (idf-weighted) words, or it is semantically close. One shared common word is not enough.
     close = settings.RETRIEVAL_HINT_MIN_SIMILARITY
-    relevant = {cid for cid, _ in lexical} | {cid for cid, sim in nearest if sim >= close}
+    relevant = _well_covered(query, [cid for cid, _ in lexical[: k * 3]]) | {
+        cid for cid, sim in nearest if sim >= close}
     fused = sorted(rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS),
                    key=lambda f: -f.score)
     top_ids = [f.chunk_id for f in fused[: k * 3]]
@@ -69,6 +72,22 @@ def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[Hi
             if doc_id not in hidden_docs:
                 hidden_docs.append(doc_id)
     return _describe(authority, hidden_docs)
+
+
+def _well_covered(query: str, chunk_ids: list[int]) -> set[int]:
+    """Chunks holding at least RETRIEVAL_HINT_MIN_COVERAGE of the query's idf-weighted lexemes."""
+    if not chunk_ids:
+        return set()
+    lexemes = query_lexemes(query)
+    if not lexemes:
+        return set()
+    weights = dict(zip(lexemes, idf_for(lexemes, corpus_stats()), strict=True))
+    total = sum(weights.values()) or 1.0
+    with connection.cursor() as cursor:
+        cursor.execute(CHUNK_MATCHED_LEXEMES, {"ids": chunk_ids, "lexemes": lexemes})
+        matched = cursor.fetchall()
+    floor = settings.RETRIEVAL_HINT_MIN_COVERAGE
+    return {cid for cid, found in matched if sum(weights.get(lx, 0.0) for lx in found) / total >= floor}
 
 
 def _describe(authority: Authority, document_ids: list[int]) -> list[HiddenRecord]:

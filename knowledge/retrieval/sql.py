@@ -216,3 +216,15 @@ HYDRATE = sql.SQL(
      WHERE c.id = ANY(%(ids)s::bigint[]) AND {access}
     """
 )
+
+
+# Which of the query's lexemes each chunk holds (for the hint's relevance test; ids come from a probe
+# that already applied the tenant scope).
+CHUNK_MATCHED_LEXEMES = sql.SQL(
+    """
+    SELECT c.id, array_agg(t.lexeme)
+      FROM knowledge_chunk c, unnest(%(lexemes)s::text[]) AS t(lexeme)
+     WHERE c.id = ANY(%(ids)s::bigint[]) AND c.search @@ quote_literal(t.lexeme)::tsquery
+     GROUP BY c.id
+    """
+)

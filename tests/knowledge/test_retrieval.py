@@ -290,3 +290,8 @@ def test_iterative_scan_fills_k_under_a_one_percent_filter(world):
     _, chosen = vector_search(vector=vec(), space_id=space.pk, access_params=chunk_access_params(member),
                               filters_clause=None, filter_params={}, limit=10)
     assert chosen == "exact"
+
+
+def test_one_shared_common_word_earns_no_hint(world, embedded):
+    # "robotics" appears in the hidden HR plan, but the question is about something else entirely
+    assert hidden_relevant(world.authority(world.member), "robotics olympiad in Mongolia", k=5) == []
