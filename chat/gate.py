@@ -23,6 +23,7 @@ from chat.terms import STOPWORDS, canonical_number, content_words, key_terms, no
 
 # Share of the question's key terms the top evidence must contain (weighted by corpus rarity when weights are
 # given). Tuned on SciFact claims (in corpus) against Cranfield queries (out of corpus): see chat/bench.py.
+# Full run (onnx embedder): answer rate 0.91, refusal 0.96; full-text only: 0.93 / 0.94.
 ANSWER_GATE_MIN_COVERAGE = 0.3
 # Share of the question's adjacent key-term pairs ("panel flutter", "heart failure") that one top chunk must
 # also contain, unless coverage is strong: an out-of-corpus question often matches a corpus's common words
