@@ -82,4 +82,5 @@ def world(db) -> World:
     group_member_add(group=w.groups["globex-hr"],
                      member=principal_ensure(tenant=globex, kind="user", raw=str(outsider.pk)))
     return w
+from tests.browser import browser  # noqa: E402,F401
 from tests.fake_openai import fake_openai  # noqa: E402,F401

@@ -10,7 +10,6 @@ from django.db import DatabaseError, connection
 from groundwork.authority import Authority
 
 from ..access import chunk_access_params
-from ..sql import index_dimension_get
 from .fusion import Fused, rrf_fuse
 from .lexical import lexical_search
 from .sql import HYDRATE, compose, filters_sql
@@ -36,7 +35,9 @@ def query_vector(query: str):
     except EmbeddingError as exc:
         logger.warning("query embedding failed: %s", exc)
         return None, None, "error"
-    problem = vector_problem(vector, index_dimension_get())
+    # The active space was activated only after its dimension matched the index (embedding.chunks_embed),
+    # so checking against it costs no catalog query on every search.
+    problem = vector_problem(vector, space.dimension)
     if problem == "wrong_dimension":
         return None, None, "wrong_dimension"
     if problem:

@@ -3,52 +3,16 @@ the hidden-record hint as a quiet note, the verification badge, and history reop
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-
 import pytest
-from django.conf import settings as django_settings
-from django.test import Client
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+from tests.browser import browser_login, requires_browser
 
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
-if not (CHROMIUM and CHROMEDRIVER):
-    pytest.skip("chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)",
-                allow_module_level=True)
+pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(transaction=True)]
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
-
-
-@pytest.fixture
-def browser():
-    profile = tempfile.mkdtemp(prefix="gw-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def _login(driver, live_server, user):
-    client = Client()
-    client.force_login(user)
-    driver.get(live_server.url + "/healthz")
-    driver.add_cookie({"name": django_settings.SESSION_COOKIE_NAME,
-                       "value": client.cookies[django_settings.SESSION_COOKIE_NAME].value, "path": "/"})
 
 
 def _ask(driver, question):
@@ -63,7 +27,7 @@ def _ask(driver, question):
 
 def test_chat_streams_cites_hints_and_verifies(world, corpus, live_server, browser, settings):
     settings.ANSWER_CACHE_ENABLED = False
-    _login(browser, live_server, world.member)
+    browser_login(browser, live_server, world.member)
     browser.get(live_server.url + "/t/acme/chat/")
     answer = _ask(browser, "How long do laptop replacements take?")
     assert answer.get_attribute("data-outcome") == "answered"

@@ -2,43 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-
 import pytest
-from django.test import Client
 
 from findings.models import Claim
 from findings.writer import claims_write
+from tests.browser import browser_login, requires_browser
 from tests.findings.conftest import fact
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
-                       reason="needs Debian chromium + chromium-driver (.ci/run installs them when run as root)"),
-]
-
-
-@pytest.fixture
-def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="gw-chromium-")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+pytestmark = [pytest.mark.browser, requires_browser]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -61,11 +32,7 @@ def test_analyst_browses_findings_detail_history_and_entity(live_server, browser
                  facts=[fact(c2, c2.text, "Marcus Lee", "role", "Head of Support", "2025-09-01")])
     priya = Claim.objects.get(subject__name="Priya Nair")
 
-    client = Client()
-    client.force_login(world.analyst)
-    browser.get(live_server.url + "/healthz")  # a page of the origin first, so the cookie can be set for it
-    session = client.cookies[settings.SESSION_COOKIE_NAME].value
-    browser.add_cookie({"name": settings.SESSION_COOKIE_NAME, "value": session, "path": "/"})
+    browser_login(browser, live_server, world.analyst)
 
     browser.get(f"{live_server.url}/t/acme/findings/")
     rows = browser.find_elements(By.CSS_SELECTOR, "#claims tbody tr.claim-row")
