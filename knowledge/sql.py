@@ -14,6 +14,29 @@ from django.db import connection as default_connection
 from psycopg import sql
 
 HNSW_INDEX = "knowledge_chunk_embedding_hnsw"
+CLASS_INDEX = "knowledge_chunk_class_vector"
+# A btree tuple holds at most ~2,700 bytes; a vector takes 4 bytes per dimension plus 8 and shares the tuple
+# with four bigints. Above this the class index leaves the vector out (exact scans then visit the heap).
+CLASS_INDEX_MAX_INCLUDED_DIMENSION = 600
+
+
+def class_index_create(connection, dimension: int) -> None:
+    """The index the exact vector scan reads: chunks grouped by embedding space and access class, so the
+    rows one caller may read are a few contiguous ranges, with the vector included so the scan never
+    visits the heap (while a btree tuple can hold it)."""
+    include = ["tenant_id", "document_id", "id"]
+    if dimension <= CLASS_INDEX_MAX_INCLUDED_DIMENSION:
+        include.append("embedding")
+    with connection.cursor() as cursor:
+        cursor.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(CLASS_INDEX)))
+        cursor.execute("SELECT 1 FROM pg_attribute WHERE attrelid = 'knowledge_chunk'::regclass "
+                       "AND attname = 'access_class_id' AND NOT attisdropped")
+        if cursor.fetchone() is None:
+            return  # an early migration re-typing the column; 0005 creates the index
+        cursor.execute(sql.SQL(
+            "CREATE INDEX {} ON knowledge_chunk (embedding_space_id, access_class_id) INCLUDE ({}) "
+            "WHERE embedding IS NOT NULL"
+        ).format(sql.Identifier(CLASS_INDEX), sql.SQL(", ").join(sql.Identifier(c) for c in include)))
 
 
 def index_dimension_get(connection=default_connection) -> int:
@@ -33,6 +56,7 @@ def index_dimension_set(connection, dimension: int) -> None:
         raise ValueError(f"embedding dimension must be between 1 and 2000, got {dimension}")
     with connection.cursor() as cursor:
         cursor.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(HNSW_INDEX)))
+        cursor.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(CLASS_INDEX)))
         cursor.execute("UPDATE knowledge_chunk SET embedding = NULL, embedding_space_id = NULL, embedded_at = NULL "
                        "WHERE embedding IS NOT NULL")
         cursor.execute(
@@ -45,6 +69,7 @@ def index_dimension_set(connection, dimension: int) -> None:
             sql.SQL("CREATE INDEX {} ON knowledge_chunk USING hnsw (embedding vector_cosine_ops) "
                     "WITH (m = 16, ef_construction = 64)").format(sql.Identifier(HNSW_INDEX))
         )
+    class_index_create(connection, dimension)
 
 
 CHUNK_EMBEDDINGS_WRITE = sql.SQL(

@@ -29,6 +29,16 @@ def _inline_tasks():
     yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _channel_workers_closed(django_db_setup):
+    # Searches outside a transaction run the vector channel on a worker thread with its own connection;
+    # close those before the test database is dropped (set up after it, so torn down before it).
+    yield
+    from knowledge.retrieval.search import channel_workers_close
+
+    channel_workers_close()
+
+
 @dataclass
 class World:
     acme: Tenant

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -68,12 +70,23 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
     access = chunk_access_params(authority)
     filters_clause, filter_params = filters_sql(filters)
     try:
+        pending: Future | None = None
+        if vector is not None and "lexical" in channels and _parallel_ok():
+            pending = _executor().submit(_in_worker, vector_search, vector=vector, space_id=space_id,
+                                         access_params=access, filters_clause=filters_clause,
+                                         filter_params=filter_params, limit=depth, route=vector_route)
         lexical = []
-        if "lexical" in channels:
-            lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
-                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy)
+        try:
+            if "lexical" in channels:
+                lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
+                                         filter_params=filter_params, limit=depth, strategy=lexical_strategy)
+        finally:
+            # Always collect the vector channel's outcome, so a lexical failure never leaves it running.
+            vector_outcome = pending.result() if pending is not None else None
         nearest = []
-        if vector is not None:
+        if vector_outcome is not None:
+            nearest, _ = vector_outcome
+        elif vector is not None:
             nearest, _ = vector_search(vector=vector, space_id=space_id, access_params=access,
                                        filters_clause=filters_clause, filter_params=filter_params, limit=depth,
                                        route=vector_route)
@@ -88,6 +101,61 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
     hits = _rank(hits, k=k, cap=per_document_cap or settings.RETRIEVAL_PER_DOCUMENT_CAP)
     return SearchResult(hits=hits, lexical="ok" if "lexical" in channels else "off", vector=vector_state,
                         query=query)
+
+
+_executor_lock = threading.Lock()
+_executor_instance: ThreadPoolExecutor | None = None
+
+
+def _parallel_ok() -> bool:
+    # Inside a transaction the channels must share its snapshot (and see its uncommitted rows): in turn.
+    return settings.RETRIEVAL_PARALLEL_CHANNELS and not connection.in_atomic_block
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _executor_instance
+    with _executor_lock:
+        if _executor_instance is None:
+            _executor_instance = ThreadPoolExecutor(max_workers=settings.RETRIEVAL_PARALLEL_WORKERS,
+                                                    thread_name_prefix="retrieval")
+        return _executor_instance
+
+
+def _in_worker(function, **kwargs):
+    """Run a channel on the worker thread's own connection, which stays open between searches (that is
+    the point: no connection set-up per search); one the server dropped is replaced first."""
+    from django.db import connections
+
+    worker = connections["default"]
+    worker.close_if_unusable_or_obsolete()
+    return function(**kwargs)
+
+
+def channel_workers_close() -> None:
+    """Close the worker threads' connections and stop the pool (tests, before dropping their database).
+    Each worker thread takes exactly one of the close jobs: every job waits at a barrier until all run."""
+    global _executor_instance
+    with _executor_lock:
+        executor, _executor_instance = _executor_instance, None
+    if executor is None:
+        return
+    workers = executor._max_workers
+    barrier = threading.Barrier(workers)
+
+    def close() -> None:
+        from django.db import connections
+
+        try:
+            barrier.wait(timeout=10)
+        finally:
+            connections.close_all()
+
+    for future in [executor.submit(close) for _ in range(workers)]:
+        try:
+            future.result()
+        except threading.BrokenBarrierError:
+            pass
+    executor.shutdown(wait=True)
 
 
 def _cause(state: str) -> str:

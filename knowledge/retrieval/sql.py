@@ -154,9 +154,11 @@ TENANT_SCOPE_ONLY = sql.SQL("(c.tenant_id = ANY(%(tenant_ids)s::bigint[]))")
 
 def compose(template: sql.SQL, filters: sql.Composable | None = None, *, access: sql.Composable | None = None
             ) -> sql.Composed:
-    """Fill a channel query's `{access}` slot with the access predicate and `{filters}` with AND-ed
+    """Fill a channel query's `{access}` slot with the access predicate (over chunks, alias c),
+    `{class_access}` with the same predicate over access classes (alias ac), and `{filters}` with AND-ed
     user filters."""
     return template.format(access=access if access is not None else chunk_access_sql("c"),
+                           class_access=chunk_access_sql("ac"),
                            filters=filters if filters is not None else sql.SQL(""))
 
 
@@ -185,7 +187,24 @@ HNSW_SETTINGS = sql.SQL(
     "set_config('hnsw.max_scan_tuples', %(max_scan_tuples)s, true)"
 )
 
+# The exact scan reads the class-ordered covering index (knowledge.sql.class_index_create): the access
+# predicate picks the caller's access classes from the small class table — the same rule over the same
+# columns, which the triggers copy to every chunk of the class — and each class is one index range read
+# without visiting the heap. The tenant test is repeated on the chunk as a second line of defence.
 VECTOR_EXACT = sql.SQL(
+    """
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+      FROM knowledge_chunk c
+     WHERE c.embedding_space_id = %(space_id)s AND c.embedding IS NOT NULL
+       AND c.access_class_id IN (SELECT ac.id FROM knowledge_accessclass ac WHERE {class_access})
+       AND c.tenant_id = ANY(%(tenant_ids)s::bigint[]){filters}
+     ORDER BY (c.embedding <=> %(vector)s::vector) + 0, (c.tenant_id <> %(own_tenant_id)s), c.id
+     LIMIT %(limit)s
+    """
+)
+
+# The same scan under a caller-supplied chunk predicate (the hint probe's tenant scope): heap rows.
+VECTOR_EXACT_PREDICATE = sql.SQL(
     """
     SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
       FROM knowledge_chunk c
@@ -197,6 +216,18 @@ VECTOR_EXACT = sql.SQL(
 
 # How many rows pass the filter, counted only up to a bound: enough to route exact vs HNSW cheaply.
 FILTERED_COUNT = sql.SQL(
+    """
+    SELECT count(*) FROM (
+        SELECT 1 FROM knowledge_chunk c
+         WHERE c.embedding_space_id = %(space_id)s AND c.embedding IS NOT NULL
+           AND c.access_class_id IN (SELECT ac.id FROM knowledge_accessclass ac WHERE {class_access})
+           AND c.tenant_id = ANY(%(tenant_ids)s::bigint[]){filters}
+         LIMIT %(bound)s
+    ) s
+    """
+)
+
+FILTERED_COUNT_PREDICATE = sql.SQL(
     """
     SELECT count(*) FROM (
         SELECT 1 FROM knowledge_chunk c

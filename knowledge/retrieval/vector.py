@@ -10,7 +10,15 @@ from django.conf import settings
 from django.db import connection, transaction
 from psycopg import sql
 
-from .sql import FILTERED_COUNT, HNSW_SETTINGS, VECTOR_EXACT, VECTOR_HNSW, compose
+from .sql import (
+    FILTERED_COUNT,
+    FILTERED_COUNT_PREDICATE,
+    HNSW_SETTINGS,
+    VECTOR_EXACT,
+    VECTOR_EXACT_PREDICATE,
+    VECTOR_HNSW,
+    compose,
+)
 
 # The route depends on how many rows the caller may read, which moves slowly; counting them costs a
 # heap walk of up to RETRIEVAL_EXACT_SCAN_BELOW rows (≈20 ms at 100k chunks, most of an HNSW query's
@@ -41,7 +49,8 @@ def vector_search(*, vector: Sequence[float], space_id: int, access_params: dict
             route = _route_cached(key)
             if route is None:
                 bound = settings.RETRIEVAL_EXACT_SCAN_BELOW
-                cursor.execute(compose(FILTERED_COUNT, filters_clause, access=access), {**params, "bound": bound})
+                count = FILTERED_COUNT if access is None else FILTERED_COUNT_PREDICATE
+                cursor.execute(compose(count, filters_clause, access=access), {**params, "bound": bound})
                 route = "exact" if cursor.fetchone()[0] < bound else "hnsw"
                 _route_store(key, route)
         if route == "hnsw":
@@ -50,7 +59,8 @@ def vector_search(*, vector: Sequence[float], space_id: int, access_params: dict
                                            "max_scan_tuples": str(settings.HNSW_MAX_SCAN_TUPLES)})
             cursor.execute(compose(VECTOR_HNSW, filters_clause, access=access), params)
         else:
-            cursor.execute(compose(VECTOR_EXACT, filters_clause, access=access), params)
+            exact = VECTOR_EXACT if access is None else VECTOR_EXACT_PREDICATE
+            cursor.execute(compose(exact, filters_clause, access=access), params)
         return [(row[0], 1.0 - float(row[1])) for row in cursor.fetchall()], route
 
 

@@ -44,6 +44,34 @@ def test_every_channel_applies_tenant_and_acl(world, embedded, channels):
     assert outsider <= {c.globex_doc.pk, c.platform_doc.pk} and c.globex_doc.pk in outsider
 
 
+@pytest.mark.parametrize("route", ["exact", "hnsw"])
+def test_both_vector_routes_apply_tenant_and_acl(world, embedded, route):
+    c = embedded
+    query = "laptop workforce plan robotics certificate leased"
+
+    def docs(authority):
+        return _docs(hybrid_search(authority, query, k=20, channels=("vector",), vector_route=route))
+
+    member, admin = docs(world.authority(world.member)), docs(world.authority(world.admin))
+    outsider = docs(world.authority(world.outsider, world.globex))
+    assert member <= {c.acme_public.pk, c.acme_eng.pk, c.platform_doc.pk} and c.acme_eng.pk in member
+    assert admin <= {c.acme_public.pk, c.acme_hr.pk, c.platform_doc.pk} and c.acme_hr.pk in admin
+    assert outsider <= {c.globex_doc.pk, c.platform_doc.pk} and c.globex_doc.pk in outsider
+
+
+def test_class_index_covers_the_exact_scan_while_a_btree_tuple_can_hold_the_vector():
+    from knowledge.sql import CLASS_INDEX, class_index_create
+
+    def definition():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [CLASS_INDEX])
+            return cursor.fetchone()[0]
+
+    assert "(embedding_space_id, access_class_id) INCLUDE (tenant_id, document_id, id, embedding)" in definition()
+    class_index_create(connection, 1536)  # 6 KB vectors: left out rather than failing every insert
+    assert "INCLUDE (tenant_id, document_id, id) WHERE" in definition()
+
+
 def test_user_filters_never_widen_access(world, embedded):
     c = embedded
     member = world.authority(world.member)
@@ -295,3 +323,26 @@ def test_iterative_scan_fills_k_under_a_one_percent_filter(world):
 def test_one_shared_common_word_earns_no_hint(world, embedded):
     # "robotics" appears in the hidden HR plan, but the question is about something else entirely
     assert hidden_relevant(world.authority(world.member), "robotics olympiad in Mongolia", k=5) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_channels_return_what_sequential_channels_return(world, settings):
+    """Outside a transaction the vector channel runs on a worker connection; the result is the same."""
+    from tests.knowledge.conftest import corpus as corpus_fixture
+
+    corpus_fixture.__wrapped__(world)
+    chunks_embed()
+    member = world.authority(world.member)
+    queries = ("laptop workforce plan", "robotics certificate", "leased laptops for engineering")
+    settings.RETRIEVAL_PARALLEL_CHANNELS = True
+    assert not connection.in_atomic_block
+    parallel = [[(h.chunk_id, h.lexical_rank, h.vector_rank) for h in hybrid_search(member, q, k=10).hits]
+                for q in queries]
+    import threading
+
+    assert any(t.name.startswith("retrieval") for t in threading.enumerate())  # a worker ran a channel
+    settings.RETRIEVAL_PARALLEL_CHANNELS = False
+    sequential = [[(h.chunk_id, h.lexical_rank, h.vector_rank) for h in hybrid_search(member, q, k=10).hits]
+                  for q in queries]
+    assert parallel == sequential and any(parallel)
+    assert any(rank is not None for hits in parallel for _, _, rank in hits)  # the vector channel took part
