@@ -1,4 +1,4 @@
-"""Answer benchmarks: latency at scale, citation quality on SciFact, refusal out of corpus.
+"""Answer benchmarks: latency at scale, citation quality on SciFact, answering in corpus, refusing out of it.
 
 `run(out_dir, quick=False)` returns one flat dict (and writes `answers.json` into `out_dir` when given):
 
@@ -7,10 +7,12 @@
   with the cache off. `first_source_*_ms` is the time to the `sources` event, `answer_*_ms` to the `final`
   event. The synthetic chunks are not embedded (embedding 100k chunks would dominate the run); the semantic
   channel still embeds the question and probes the index, so its cost is in the numbers.
-- SciFact (embedded, both channels): every claim of claims_train.jsonl is asked. `answer_rate_in_corpus` is
-  the share of claims with gold evidence that are answered; `rationale_hit_rate` the share of cited fragments
-  from a gold document that contain one of its rationale sentences, over all cited fragments.
-- `refusal_out_of_corpus`: Cranfield queries (aerodynamics) asked of the SciFact tenant must be refused.
+- Collections (SciFact, Cranfield, CISI; embedded, both channels), one tenant each. `answer_rate_in_corpus`:
+  the share of in-corpus questions answered (SciFact claims with gold evidence, Cranfield/CISI queries with
+  relevance judgements, each asked of its own collection's tenant). `rationale_hit_rate`: the share of
+  SciFact answers' cited fragments that contain a gold rationale sentence of their document.
+- `refusal_out_of_corpus`: each collection's questions asked of every other collection's tenant (biomedical
+  claims, aerodynamics, library science) must be refused; `refusal_by_pair` breaks it down.
 - `invalid_citations`: labels in any benchmark answer that do not map to a retrieved chunk the asker can read.
 
 Scratch tenants are deleted afterwards. Eval data: env GROUNDWORK_EVAL_DIR or BASE_DIR/../shared/eval.
@@ -179,89 +181,135 @@ def _normal(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-REUSABLE_SCIFACT_SLUG = "bench-answers-scifact"
+COLLECTIONS = ("scifact", "cranfield", "cisi")
+REUSABLE_SLUG = "bench-answers-{}"
 
 
-def scifact_bench(*, data: Path, claims_limit: int | None, refusal_limit: int | None, reuse: bool = False,
-                  embed: bool = True) -> dict:
-    """`reuse` keeps the ingested SciFact tenant between runs (for tuning the gate); `embed=False` answers
-    full-text only, as with EMBEDDER=none (the quick run: embedding ~5k abstracts takes minutes on a CPU)."""
+def collection_questions(data: Path, name: str) -> list[dict]:
+    """The in-corpus questions of a collection: SciFact's claims with gold rationale sentences
+    ({"text", "gold": {doc id: [sentence indexes]}}), or the Cranfield/CISI queries with relevance
+    judgements ({"text", "gold": {doc id: []}})."""
+    folder = data / name
+    if (folder / "claims_train.jsonl").exists():
+        return [{"text": c["claim"],
+                 "gold": {str(d): [i for ev in evs for i in ev["sentences"]] for d, evs in c["evidence"].items()}}
+                for c in _jsonl(folder / "claims_train.jsonl") if c["evidence"]]
+    judged: dict[str, set[str]] = {}
+    for split in sorted((folder / "qrels").glob("*.tsv")) if (folder / "qrels").exists() else []:
+        for line in split.read_text(encoding="utf-8").splitlines()[1:]:
+            parts = line.split("\t")
+            if len(parts) >= 3 and parts[2].strip() not in ("0", ""):
+                judged.setdefault(parts[0], set()).add(parts[1])
+    out = []
+    for row in _jsonl(folder / "queries.jsonl"):
+        gold = judged.get(str(row["_id"]))
+        if gold or not judged:
+            out.append({"text": row["text"], "gold": {d: [] for d in (gold or ())}})
+    return out
+
+
+def _collection_tenant(data: Path, name: str, *, reuse: bool) -> tuple[Tenant, Authority, bool]:
+    """A tenant holding the collection (ingested and embedded through the normal path); `reuse` keeps it
+    between runs under a fixed slug. Returns (tenant, authority, created)."""
+    slug = REUSABLE_SLUG.format(name)
+    existing = Tenant.objects.filter(slug=slug).first() if reuse else None
+    if existing is not None:
+        return existing, authority_for_service(tenant=existing, service_name="bench", role="admin"), False
+    tenant, authority, source = _scratch(name)
+    if reuse:
+        Tenant.objects.filter(pk=tenant.pk).update(slug=slug)
+        tenant.refresh_from_db()
+    items = (DocumentInput(external_id=str(row["_id"]), title=(row.get("title") or str(row["_id"]))[:500],
+                           body=row.get("text") or row.get("title") or str(row["_id"]), format="text")
+             for row in _jsonl(data / name / "corpus.jsonl"))
+    documents_import(authority=authority, source=source, items=items, batch_size=200)
+    chunks_embed(document_ids=list(Document.objects.filter(tenant=tenant).values_list("pk", flat=True)))
+    return tenant, authority, True
+
+
+def collections_bench(*, data: Path, in_limit: int | None, out_limit: int | None, reuse: bool = False,
+                      embed: bool = True, names: Iterable[str] = COLLECTIONS) -> dict:
+    """Each collection's questions asked of a tenant holding it (must be answered; SciFact's cited
+    fragments checked against the gold rationale sentences), and of a tenant holding each other
+    collection (must be refused). `reuse` keeps the tenants between runs (for tuning the gate);
+    `embed=False` answers full-text only, as with EMBEDDER=none."""
     if not embed:
         with override_settings(EMBEDDER="none"):
             embedder_reset()
             try:
-                return scifact_bench(data=data, claims_limit=claims_limit, refusal_limit=refusal_limit, reuse=reuse)
+                return collections_bench(data=data, in_limit=in_limit, out_limit=out_limit, reuse=reuse, names=names)
             finally:
                 embedder_reset()
-    corpus = {str(row["_id"]): row for row in _jsonl(data / "scifact" / "corpus.jsonl")}
-    claims = _jsonl(data / "scifact" / "claims_train.jsonl")
-    claims = [c for c in claims if c["evidence"]]  # claims whose gold documents hold rationale sentences
-    if claims_limit:
-        claims = claims[:claims_limit]
-    cranfield = [row["text"] for row in _jsonl(data / "cranfield" / "queries.jsonl")]
-    if refusal_limit:
-        cranfield = cranfield[:refusal_limit]
-
-    existing = Tenant.objects.filter(slug=REUSABLE_SCIFACT_SLUG).first() if reuse else None
-    if existing is not None:
-        tenant = existing
-        authority = authority_for_service(tenant=tenant, service_name="bench", role="admin")
-    else:
-        tenant, authority, source = _scratch("scifact")
-        if reuse:
-            Tenant.objects.filter(pk=tenant.pk).update(slug=REUSABLE_SCIFACT_SLUG)
-            tenant.refresh_from_db()
+    names = [n for n in names if (data / n / "corpus.jsonl").exists()]
+    corpora = {n: {str(row["_id"]): row for row in _jsonl(data / n / "corpus.jsonl")} for n in names}
+    questions = {n: collection_questions(data, n) for n in names}
+    tenants: dict[str, tuple[Tenant, Authority, bool]] = {}
     try:
         started = time.perf_counter()
-        if existing is None:
-            items = (DocumentInput(external_id=doc_id, title=(row.get("title") or doc_id)[:500],
-                                   body=row.get("text") or row.get("title") or doc_id, format="text")
-                     for doc_id, row in corpus.items())
-            documents_import(authority=authority, source=source, items=items, batch_size=200)
-            chunks_embed(document_ids=list(Document.objects.filter(tenant=tenant).values_list("pk", flat=True)))
+        for name in names:
+            tenants[name] = _collection_tenant(data, name, reuse=reuse)
         setup_s = time.perf_counter() - started
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE knowledge_chunk")
-        external = dict(Document.objects.filter(tenant=tenant).values_list("pk", "external_id"))
-        asker = Asker(authority)
-
-        answered = 0
-        fragments = 0
-        fragment_hits = 0
-        for claim in claims:
-            final = asker.ask(claim["claim"])
-            if final["outcome"] in ("answered", "partial"):
-                answered += 1
-            gold = {doc_id: [i for ev in evs for i in ev["sentences"]] for doc_id, evs in claim["evidence"].items()}
-            for citation in final["citations"]:
-                fragments += 1
-                doc_id = external.get(citation["document_id"])
-                if doc_id not in gold:
+        per_collection: dict[str, dict] = {}
+        pairs: dict[str, float] = {}
+        answered_all = asked_all = refused_all = out_all = 0
+        fragments = fragment_hits = 0
+        invalid = labels = 0
+        answer_ms: list[float] = []
+        for name in names:
+            tenant, authority, _ = tenants[name]
+            external = dict(Document.objects.filter(tenant=tenant).values_list("pk", "external_id"))
+            asker = Asker(authority)
+            asked = questions[name][:in_limit] if in_limit else questions[name]
+            answered = 0
+            for question in asked:
+                final = asker.ask(question["text"])
+                if final["outcome"] in ("answered", "partial"):
+                    answered += 1
+                for citation in final["citations"]:
+                    doc_id = external.get(citation["document_id"])
+                    gold = question["gold"]
+                    if not any(gold.values()):
+                        continue  # no rationale sentences (Cranfield, CISI): nothing to check fragments against
+                    fragments += 1
+                    if doc_id in gold:
+                        fragment = _normal(citation["fragment"])
+                        rationale = _rationale_sentences(corpora[name][doc_id]["text"], gold[doc_id])
+                        if any(_normal(sentence) and _normal(sentence) in fragment for sentence in rationale):
+                            fragment_hits += 1
+            per_collection[name] = {"asked": len(asked), "answer_rate": round(answered / len(asked), 4) if asked else 0.0}
+            answered_all += answered
+            asked_all += len(asked)
+            for other in names:
+                if other == name:
                     continue
-                fragment = _normal(citation["fragment"])
-                rationale = _rationale_sentences(corpus[doc_id]["text"], gold[doc_id])
-                if any(_normal(sentence) and _normal(sentence) in fragment for sentence in rationale):
-                    fragment_hits += 1
-
-        refused = 0
-        for query in cranfield:
-            if asker.ask(query)["outcome"] in ("not_found", "unavailable"):
-                refused += 1
+                foreign = questions[other][:out_limit] if out_limit else questions[other]
+                refused = sum(1 for q in foreign if asker.ask(q["text"])["outcome"] in ("not_found", "unavailable"))
+                pairs[f"{other}->{name}"] = round(refused / len(foreign), 4) if foreign else 0.0
+                refused_all += refused
+                out_all += len(foreign)
+            invalid += asker.invalid_citations
+            labels += asker.labels_checked
+            answer_ms.extend(asker.answer_ms)
         return {
-            "scifact_setup_s": round(setup_s, 1),
-            "claims_asked": len(claims),
-            "answer_rate_in_corpus": round(answered / len(claims), 4) if claims else 0.0,
+            "collections_setup_s": round(setup_s, 1),
+            "in_corpus_asked": asked_all,
+            "answer_rate_in_corpus": round(answered_all / asked_all, 4) if asked_all else 0.0,
+            "answer_rate_by_collection": per_collection,
             "cited_fragments": fragments,
             "rationale_hit_rate": round(fragment_hits / fragments, 4) if fragments else 0.0,
-            "out_of_corpus_asked": len(cranfield),
-            "refusal_out_of_corpus": round(refused / len(cranfield), 4) if cranfield else 0.0,
-            "invalid_citations": asker.invalid_citations,
-            "labels_checked": asker.labels_checked,
-            "scifact_answer_p95_ms": round(_percentile(asker.answer_ms, 0.95), 1),
+            "out_of_corpus_asked": out_all,
+            "refusal_out_of_corpus": round(refused_all / out_all, 4) if out_all else 0.0,
+            "refusal_by_pair": pairs,
+            "invalid_citations": invalid,
+            "labels_checked": labels,
+            "collections_answer_p95_ms": round(_percentile(answer_ms, 0.95), 1),
         }
     finally:
-        if not reuse:
-            _drop(tenant)
+        for tenant, _, created in tenants.values():
+            if created and not reuse:
+                _drop(tenant)
 
 
 def _vocabulary(data: Path, size: int = 5000) -> list[str]:
@@ -279,8 +327,8 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
     with override_settings(ANSWER_CACHE_ENABLED=False, FINDINGS_EXTRACTOR="none"):
         latency = latency_bench(documents=10_000 if quick else 100_000, questions=30 if quick else 100,
                                 vocabulary=_vocabulary(data))
-        quality = scifact_bench(data=data, claims_limit=150 if quick else None, refusal_limit=100 if quick else None,
-                                embed=not quick)
+        quality = collections_bench(data=data, in_limit=150 if quick else None, out_limit=50 if quick else 150,
+                                    embed=not quick)
     result = {
         "quick": quick,
         "provider": "extractive",
@@ -302,8 +350,12 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
         "goals": {"answer_rate_in_corpus": 0.95, "refusal_out_of_corpus": 0.95},
         "notes": [
             f"latency on {latency['chunks']:,} synthetic one-chunk documents (not embedded), extractive provider, "
-            "cache off; SciFact " + ("full-text only" if quick else f"with EMBEDDER={settings.EMBEDDER}"),
-            "refusal_out_of_corpus: Cranfield queries asked of a tenant holding SciFact",
+            "cache off; collections " + ("full-text only" if quick else f"with EMBEDDER={settings.EMBEDDER}"),
+            "answer_rate_in_corpus: SciFact claims with gold evidence, Cranfield and CISI queries with relevance "
+            "judgements, each asked of a tenant holding its own collection",
+            "refusal_out_of_corpus: each collection's questions (up to 150 per pair) asked of a tenant holding "
+            "another collection",
+            "rationale_hit_rate: cited fragments of SciFact answers that contain a gold rationale sentence",
         ],
     }
     if out_dir is not None:

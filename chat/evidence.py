@@ -28,6 +28,8 @@ class Evidence:
     lexical_rank: int | None = None
     vector_rank: int | None = None
     corpus: Corpus = "tenant"
+    # Cosine similarity to the question in the semantic channel (None when that channel did not find it).
+    vector_similarity: float | None = None
 
     @property
     def found_by_both(self) -> bool:

@@ -48,6 +48,7 @@ def evidence_from_hit(hit: Hit) -> Evidence:
         chunk_id=hit.chunk_id, document_id=hit.document_id, title=hit.title, record_url=hit.record_url,
         source_kind=hit.source_kind, source_name=hit.source_name, text=hit.text, start=hit.start, end=hit.end,
         score=hit.score, lexical_rank=hit.lexical_rank, vector_rank=hit.vector_rank, corpus=hit.corpus,
+        vector_similarity=hit.vector_similarity,
     )
 
 

@@ -35,6 +35,16 @@ def tiny_eval(tmp_path, monkeypatch):
     queries = ["what is the lift of a supersonic wing panel .", "boundary layer transition on flat plates ."]
     (cranfield / "queries.jsonl").write_text("\n".join(json.dumps({"_id": str(i), "text": q})
                                                       for i, q in enumerate(queries)))
+    (cranfield / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in [
+        {"_id": "c1", "title": "Supersonic wing panels", "text": "The lift of a supersonic wing panel was measured in "
+                                                                  "a wind tunnel. Panel flutter set in at Mach 2."},
+        {"_id": "c2", "title": "Flat plate boundary layers", "text": "Boundary layer transition on flat plates "
+                                                                      "depends on the free stream turbulence."},
+        *({"_id": f"c{i}", "title": f"Nozzle note {i}", "text": f"Nozzle flow report {i} lists pressures."}
+          for i in range(3, 12)),
+    ]))
+    (cranfield / "qrels").mkdir()
+    (cranfield / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n0\tc1\t1\n1\tc2\t1\n")
     monkeypatch.setenv("GROUNDWORK_EVAL_DIR", str(tmp_path))
     return tmp_path
 
@@ -44,9 +54,13 @@ def test_bench_measures_latency_citations_and_refusals(world, tiny_eval, setting
     latency = bench.latency_bench(documents=40, questions=3, vocabulary=bench._vocabulary(tiny_eval))
     assert latency["chunks"] == 40 and latency["questions"] == 3
     assert 0 < latency["first_source_p50_ms"] <= latency["answer_p50_ms"]
-    quality = bench.scifact_bench(data=tiny_eval, claims_limit=None, refusal_limit=None, embed=False)
-    assert quality["claims_asked"] == 2 and quality["answer_rate_in_corpus"] == 1.0
-    assert quality["rationale_hit_rate"] == 1.0 and quality["refusal_out_of_corpus"] == 1.0
+    quality = bench.collections_bench(data=tiny_eval, in_limit=None, out_limit=None, embed=False,
+                                      names=("scifact", "cranfield"))
+    assert quality["answer_rate_by_collection"] == {"scifact": {"asked": 2, "answer_rate": 1.0},
+                                                   "cranfield": {"asked": 2, "answer_rate": 1.0}}
+    assert quality["rationale_hit_rate"] == 1.0
+    assert quality["refusal_by_pair"] == {"cranfield->scifact": 1.0, "scifact->cranfield": 1.0}
+    assert quality["out_of_corpus_asked"] == 4
     assert quality["invalid_citations"] == 0
     from groundwork.models import Tenant
 
