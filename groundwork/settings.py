@@ -280,9 +280,13 @@ ANSWER_CACHE_TTL_S = env_int("ANSWER_CACHE_TTL_S", 7 * 24 * 3600, minimum=0)
 # Refusal-gate thresholds: chat/gate.py holds the tuned defaults; set ANSWER_GATE_MIN_COVERAGE,
 # ANSWER_GATE_MIN_PHRASE, ANSWER_GATE_STRONG_COVERAGE, ANSWER_GATE_SOLO_COVERAGE, ANSWER_GATE_MIN_SCORE,
 # ANSWER_GATE_TOP_K or ANSWER_GATE_RETRY_BELOW in the environment to override one.
+# ANSWER_GATE_MIN_SIMILARITY is the semantic bar (cosine of question and best evidence). It is a property
+# of the embedding model: the default is calibrated for the bundled MiniLM (EMBEDDER=onnx); with another
+# model it is 0 — the gate then uses only its lexical rules — until set from that model's `make bench`.
+ANSWER_GATE_MIN_SIMILARITY = env_float("ANSWER_GATE_MIN_SIMILARITY", 0.42 if EMBEDDER == "onnx" else 0.0)
 for _gate_name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE",
                    "ANSWER_GATE_SOLO_COVERAGE", "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K",
-                   "ANSWER_GATE_RETRY_BELOW"):
+                   "ANSWER_GATE_RETRY_BELOW", "ANSWER_GATE_SEMANTIC_MIN_COVERAGE"):
     if env_str(_gate_name) is not None:
         globals()[_gate_name] = env_float(_gate_name, 0.0)
 RETRIEVAL_HINT_MIN_COVERAGE = env_float("RETRIEVAL_HINT_MIN_COVERAGE", 0.6)

@@ -27,7 +27,10 @@ def evidence(text: str = "The refund window is 30 days for annual plans.", **ove
         lexical_rank=1,
         vector_rank=1,
         corpus="tenant",
+        vector_similarity=0.7,
     )
+    if overrides.get("vector_rank", 1) is None and "vector_similarity" not in overrides:
+        overrides["vector_similarity"] = None  # not found by the semantic channel: no similarity either
     return replace(base, **overrides)  # type: ignore[arg-type]
 
 

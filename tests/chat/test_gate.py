@@ -34,13 +34,28 @@ def test_terms_present_only_below_the_top_evidence_is_a_retrieval_failure():
     assert (decision.answer, decision.reason, decision.gap_kind) == (False, "low_coverage", GapKind.RETRIEVAL_FAILED)
 
 
-def test_single_channel_needs_near_complete_coverage():
+def test_semantic_bar_refuses_evidence_far_from_the_question():
+    # Every key term present, but nothing the semantic channel found is close: a corpus about something else.
+    far = evidence("Refund window for annual plans: 30 days.", vector_similarity=0.3)
+    decision = gate_decide(QUESTION, [far])
+    assert (decision.answer, decision.reason) == (False, "low_similarity")
+    words_only = evidence("Refund window for annual plans: 30 days.", lexical_rank=1, vector_rank=None)
+    assert gate_decide(QUESTION, [words_only]).reason == "low_similarity"
+    assert gate_decide(QUESTION, [evidence(far.text, vector_similarity=0.5)]).answer
+
+
+def test_semantic_bar_still_needs_some_of_the_key_terms():
+    close_but_other = evidence("Our office plants are watered on Fridays.", vector_similarity=0.9)
+    assert gate_decide(QUESTION, [close_but_other]).reason == "low_coverage"
+
+
+def test_lexical_rules_apply_without_a_semantic_bar():
     partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=None)
-    decision = gate_decide(QUESTION, [partial])  # annual + plan of refund/window/annual/plan
+    decision = gate_decide(QUESTION, [partial], min_similarity=0)  # annual + plan of refund/window/annual/plan
     assert (decision.answer, decision.reason) == (False, "no_channel_agreement")
     assert decision.coverage == 0.5
     solo_full = evidence("Refund window for annual plans: 30 days.", lexical_rank=1, vector_rank=None)
-    assert gate_decide(QUESTION, [solo_full]).answer
+    assert gate_decide(QUESTION, [solo_full], min_similarity=0).answer
 
 
 def test_lexical_only_retrieval_does_not_require_agreement():
@@ -63,9 +78,15 @@ def test_question_without_key_terms_refuses():
 def test_thresholds_come_from_settings_and_arguments(settings):
     partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=2)
     assert gate_decide(QUESTION, [partial]).answer  # 0.5 coverage meets the default
-    settings.ANSWER_GATE_MIN_COVERAGE = 0.75
+    settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.75
     assert gate_decide(QUESTION, [partial]).reason == "low_coverage"
-    assert gate_decide(QUESTION, [partial], min_coverage=0.4).answer
+    settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.25
+    settings.ANSWER_GATE_MIN_SIMILARITY = 0.8
+    assert gate_decide(QUESTION, [partial]).reason == "low_similarity"
+    assert gate_decide(QUESTION, [partial], min_similarity=0.6).answer
+    settings.ANSWER_GATE_MIN_COVERAGE = 0.75  # the lexical rules' bar
+    assert gate_decide(QUESTION, [partial], vector_enabled=False).reason == "low_coverage"
+    assert gate_decide(QUESTION, [partial], vector_enabled=False, min_coverage=0.4).answer
 
 
 def test_refusal_is_retry_worthwhile_when_confidence_is_low():
