@@ -51,7 +51,7 @@ ANSWER_GATE_STRONG_SCORE = 2 / 61
 # model: 0.42 is calibrated for the bundled MiniLM; settings set it to 0 (lexical rules only) for other models.
 ANSWER_GATE_MIN_SIMILARITY = 0.42
 # With the similarity bar met, the share of the question's (rarity-weighted) key terms one top chunk must hold.
-ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.25
+ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.15
 # How many of the best-ranked items count as "the top evidence".
 ANSWER_GATE_TOP_K = 3
 # Below this confidence a refusal is worth one repeat search with a reformulated query.

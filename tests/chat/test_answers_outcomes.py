@@ -171,6 +171,15 @@ def test_split_question_never_loses_key_terms(question):
     assert set(key_terms(question)) <= {t for p in parts for t in key_terms(p)}
 
 
+def test_long_descriptions_are_one_question_short_compounds_are_split():
+    assert split_question("Who approved the Q3 budget and when do laptop replacements ship?") == [
+        "Who approved the Q3 budget", "when do laptop replacements ship"]
+    long = ("I am looking for studies of how research libraries measure the use of their journal collections "
+            "and how those measures compare with citation counts and with the judgement of faculty members "
+            "and librarians about which titles matter")
+    assert split_question(long) == [long]
+
+
 def test_low_confidence_refusal_searches_once_more_with_a_reformulated_query(world, corpus):
     from chat.grounding import part_ground
 
