@@ -218,7 +218,10 @@ RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", 60, minimum=1)
 RETRIEVAL_BOTH_BONUS = env_float("RETRIEVAL_BOTH_BONUS", 0.002)  # added to the fused score when both channels agree
 RETRIEVAL_PER_DOCUMENT_CAP = env_int("RETRIEVAL_PER_DOCUMENT_CAP", 2, minimum=1)
 RETRIEVAL_CHANNEL_DEPTH = env_int("RETRIEVAL_CHANNEL_DEPTH", 50, minimum=10)  # rows each channel contributes
-RETRIEVAL_EXACT_SCAN_BELOW = env_int("RETRIEVAL_EXACT_SCAN_BELOW", 10000, minimum=0)  # filtered rows
+# Readable rows below which the vector channel scans them exactly (an index-only range scan over the caller's
+# access classes, ~0.75 µs a row) instead of walking the HNSW graph. At 1M chunks: 20,000 rows exact
+# 16 ms vs HNSW 60 ms; 100,000 rows exact 79 ms vs HNSW 34 ms.
+RETRIEVAL_EXACT_SCAN_BELOW = env_int("RETRIEVAL_EXACT_SCAN_BELOW", 40000, minimum=0)  # filtered rows
 HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", 100, minimum=10)
 HNSW_MAX_SCAN_TUPLES = env_int("HNSW_MAX_SCAN_TUPLES", 40000, minimum=1000)
 GROUNDING_GREP_ROOT = env_str("GROUNDING_GREP_ROOT")

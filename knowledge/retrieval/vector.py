@@ -20,10 +20,10 @@ from .sql import (
     compose,
 )
 
-# The route depends on how many rows the caller may read, which moves slowly; counting them costs a
-# heap walk of up to RETRIEVAL_EXACT_SCAN_BELOW rows (≈20 ms at 100k chunks, most of an HNSW query's
-# cost). So the answer is kept per (space, rights) for ROUTE_TTL_S. A stale route only costs speed:
-# both routes apply the same access predicate. Searches with user filters are counted every time.
+# The route depends on how many rows the caller may read, which moves slowly; counting them costs an
+# index walk of up to RETRIEVAL_EXACT_SCAN_BELOW rows (several ms, a large share of a query's cost). So the
+# answer is kept per (space, rights) for ROUTE_TTL_S. A stale route only costs speed: both routes apply the
+# same access predicate. Searches with user filters are counted every time.
 ROUTE_TTL_S = 60.0
 _route_lock = threading.Lock()
 _routes: dict[tuple, tuple[str, float]] = {}
