@@ -65,7 +65,7 @@ from ..retrieval.lexical import corpus_stats
 
 logger = logging.getLogger(__name__)
 
-VERSION = 2  # 2: access classes and the in-row tsvector (knowledge migration 0005)
+VERSION = 3  # 2: access classes and the in-row tsvector (knowledge 0005); 3: the half-precision copy (0006)
 DIM = 384
 CLUSTERS = 200
 VOCABULARY = 20_000
