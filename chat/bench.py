@@ -278,7 +278,8 @@ def collections_bench(*, data: Path, in_limit: int | None, out_limit: int | None
                         rationale = _rationale_sentences(corpora[name][doc_id]["text"], gold[doc_id])
                         if any(_normal(sentence) and _normal(sentence) in fragment for sentence in rationale):
                             fragment_hits += 1
-            per_collection[name] = {"asked": len(asked), "answer_rate": round(answered / len(asked), 4) if asked else 0.0}
+            per_collection[name] = {"asked": len(asked),
+                                    "answer_rate": round(answered / len(asked), 4) if asked else 0.0}
             answered_all += answered
             asked_all += len(asked)
             for other in names:

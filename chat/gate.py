@@ -12,7 +12,9 @@ separates an unrelated corpus — in-corpus questions: 5th percentile 0.42, out-
 0.37 — while key-term coverage and phrase matches overlap heavily (a paraphrased claim shares few words with
 its abstract; an aerodynamics query shares "effect", "study", "experimental" with biomedicine). Coverage
 still guards against a semantically close chunk that lacks what was asked about. Without the semantic
-channel the lexical rules below (coverage, phrase, channel agreement) are all there is. Refusing is the safe outcome: an honest "not found"
+channel the lexical rules below (coverage, phrase, channel agreement) are all there is.
+
+Refusing is the safe outcome: an honest "not found"
 costs less than a confident fabrication. A refusal becomes a gap event; its kind tells "the records do
 not have this" apart from "retrieval did not surface it", and the two are never merged.
 

@@ -124,7 +124,9 @@ def selectivity_measure(*, authority: Authority, queries: list[tuple[str, list[f
             base.append(base_elapsed)
             nearest, route = vector_search(vector=vector, limit=depth, **channel)
             routes[route] = routes.get(route, 0) + 1
-            exact, _ = vector_search(vector=vector, limit=K, route="exact", **channel)
+            # The truth: full-precision distances over every readable row (the chunk-predicate form of the
+            # exact scan, not the class index's half-precision copy that the production route ranks by).
+            exact, _ = vector_search(vector=vector, limit=K, route="exact", access=chunk_access_sql("c"), **channel)
             truth = {cid for cid, _ in exact}
             got = {cid for cid, _ in nearest[:K]}
             recalls.append(len(truth & got) / len(truth) if truth else 1.0)

@@ -32,8 +32,9 @@ access params, both channels, routing, RRF, hydration, ranking — is the produc
 synthetic space is never activated: a real embedder's active space stays as it is.
 
 Per selectivity and query we time `hybrid_search(k=10)` (ours), run the vector channel once more as
-`hybrid_search` runs it (route chosen by production routing) for recall@10 against
-`vector_search(route="exact")` and for under-fill (fewer than 10 rows although ≥ 10 pass the filter),
+`hybrid_search` runs it (route chosen by production routing) for recall@10 against a full-precision exact
+scan of every readable row (`vector_search(route="exact")` with the chunk predicate) and for under-fill
+(fewer than 10 rows although ≥ 10 pass the filter),
 and time the baseline: one statement with a websearch_to_tsquery/ts_rank_cd arm and a planner-chosen
 `ORDER BY embedding <=> q LIMIT n` arm under the same predicate (pgvector defaults: ef_search 40,
 no iterative scan, no routing), fused by RRF in SQL. Ours and the baseline alternate per query.

@@ -62,7 +62,8 @@ def _classes_consistent():
                 "WHERE (ac.tenant_id, ac.visibility, ac.acl) IS DISTINCT FROM (x.tenant_id, x.visibility, x.acl)"
             ).format(sql.Identifier(table)))
             assert cursor.fetchone()[0] == 0, table
-            cursor.execute(sql.SQL("SELECT count(*) FROM {} WHERE access_class_id IS NULL").format(sql.Identifier(table)))
+            cursor.execute(sql.SQL("SELECT count(*) FROM {} WHERE access_class_id IS NULL")
+                           .format(sql.Identifier(table)))
             assert cursor.fetchone()[0] == 0, table
 
 
@@ -75,8 +76,8 @@ def test_class_form_reads_exactly_what_the_chunk_predicate_reads(world, corpus):
 
 
 def test_access_classes_follow_rights_changes(world, corpus):
-    from knowledge.models import AccessClass, Document, DocumentAcl
     from groundwork.models import Principal
+    from knowledge.models import AccessClass, Document, DocumentAcl
 
     hr, eng = corpus.acme_hr, corpus.acme_eng
     assert hr.access_class_id != eng.access_class_id
