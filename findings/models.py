@@ -117,10 +117,12 @@ class Claim(models.Model):
 
     tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
     identity = models.UUIDField()
-    subject = models.ForeignKey(Entity, on_delete=models.PROTECT, related_name="claims")
-    predicate = models.ForeignKey(RelationType, on_delete=models.PROTECT, related_name="claims")
+    # RESTRICT, not PROTECT: an entity or relation type cannot be deleted while a claim uses it, except when
+    # the claim goes in the same deletion (a tenant deleted with everything in it).
+    subject = models.ForeignKey(Entity, on_delete=models.RESTRICT, related_name="claims")
+    predicate = models.ForeignKey(RelationType, on_delete=models.RESTRICT, related_name="claims")
     policy = models.CharField(max_length=16)
-    object_entity = models.ForeignKey(Entity, null=True, blank=True, on_delete=models.PROTECT,
+    object_entity = models.ForeignKey(Entity, null=True, blank=True, on_delete=models.RESTRICT,
                                       related_name="object_claims")
     object_value = models.TextField()
     object_key = models.TextField()

@@ -9,7 +9,8 @@ transaction are visible in the code that writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,8 +37,23 @@ def document_listener_unregister(name: str) -> None:
     _listeners.pop(name, None)
 
 
+_paused = False
+
+
+@contextmanager
+def listeners_paused() -> Iterator[None]:
+    """Ingest without telling later layers (benchmarks measuring ingestion alone; their scratch tenants are
+    deleted afterwards). Not for production writes: derived data would miss the change."""
+    global _paused
+    before, _paused = _paused, True
+    try:
+        yield
+    finally:
+        _paused = before
+
+
 def documents_changed_notify(changes: list[DocumentChange]) -> None:
-    if not changes:
+    if not changes or _paused:
         return
     for listener in list(_listeners.values()):
         listener(changes)

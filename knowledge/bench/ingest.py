@@ -28,6 +28,7 @@ from groundwork.selectors import authority_for_service
 
 from ..embedders import embedder_get, embedder_reset
 from ..embedding import chunks_embed, embedding_text
+from ..hooks import listeners_paused
 from ..models import Chunk, Source
 from ..services import DocumentInput, documents_import
 
@@ -105,7 +106,8 @@ def run(out_dir: Path, quick: bool = False, full: bool = False) -> dict:
     with scratch_tenant() as tenant:
         authority = authority_for_service(tenant=tenant, service_name="bench-ingest", role="admin")
         source = Source.objects.create(tenant=tenant, kind="other", name="SciFact")
-        with embedding_off():
+        # Ingestion alone: later layers' derived work (fact extraction) is not part of it.
+        with embedding_off(), listeners_paused():
             started = time.perf_counter()
             counts = documents_import(authority=authority, source=source, items=items)
             seconds = time.perf_counter() - started

@@ -105,3 +105,16 @@ def test_visibility_is_exactly_any_readable_evidence(world, docs):
             transaction.set_rollback(True)
 
     check()
+
+
+def test_a_tenant_with_findings_can_be_deleted_but_a_used_entity_cannot(world, claims):
+    from django.db.models import RestrictedError
+
+    from findings.models import Entity
+    from groundwork.models import Tenant
+
+    with pytest.raises(RestrictedError):
+        Entity.objects.get(tenant=world.acme, name="Priya Nair").delete()
+    world.acme.delete()
+    assert not Tenant.objects.filter(slug="acme").exists()
+    assert not Claim.objects.filter(tenant_id=claims["billing"].tenant_id).exists()
