@@ -21,6 +21,7 @@ from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 
 from ..embedding import chunks_embed
+from ..hooks import listeners_paused
 from ..models import Document, Source
 from ..retrieval.search import hybrid_search
 from ..services import DocumentInput, documents_import
@@ -43,7 +44,9 @@ def dataset_ingest(tenant: Tenant, dataset, *, embed: bool = True, progress=None
         for doc_id, row in dataset.corpus.items()
     )
     started = time.perf_counter()
-    counts = documents_import(authority=authority, source=source, items=items, batch_size=200, progress=progress)
+    with listeners_paused():  # ranking needs the chunks, not the facts later layers derive from them
+        counts = documents_import(authority=authority, source=source, items=items, batch_size=200,
+                                  progress=progress)
     ingest_s = time.perf_counter() - started
     embed_s = 0.0
     if embed:
