@@ -344,8 +344,9 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
         "invalid_citations": latency["invalid_citations"] + quality["invalid_citations"],
         "gate": {
             name: getattr(settings, name, getattr(gate, name))
-            for name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE",
-                         "ANSWER_GATE_SOLO_COVERAGE", "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K")
+            for name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_SEMANTIC_MIN_COVERAGE", "ANSWER_GATE_MIN_COVERAGE",
+                         "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE", "ANSWER_GATE_SOLO_COVERAGE",
+                         "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K")
         },
         "elapsed_s": round(time.perf_counter() - started, 1),
         "goals": {"answer_rate_in_corpus": 0.95, "refusal_out_of_corpus": 0.95},
