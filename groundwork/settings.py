@@ -283,16 +283,16 @@ ANSWER_CACHE_ENABLED = env_bool("ANSWER_CACHE_ENABLED", True)
 # Cosine similarity between two questions' embeddings at which a cached answer is served (same scope only).
 ANSWER_CACHE_SIMILARITY = env_float("ANSWER_CACHE_SIMILARITY", 0.95)
 ANSWER_CACHE_TTL_S = env_int("ANSWER_CACHE_TTL_S", 7 * 24 * 3600, minimum=0)
-# Refusal-gate thresholds: chat/gate.py holds the tuned defaults; set ANSWER_GATE_MIN_COVERAGE,
-# ANSWER_GATE_MIN_PHRASE, ANSWER_GATE_STRONG_COVERAGE, ANSWER_GATE_SOLO_COVERAGE, ANSWER_GATE_MIN_SCORE,
-# ANSWER_GATE_TOP_K or ANSWER_GATE_RETRY_BELOW in the environment to override one.
+# Refusal-gate thresholds: chat/gate.py holds the tuned defaults; set any name of the list below in the
+# environment to override it.
 # ANSWER_GATE_MIN_SIMILARITY is the semantic bar (cosine of question and best evidence). It is a property
-# of the embedding model: the default is calibrated for the bundled MiniLM (EMBEDDER=onnx); with another
-# model it is 0 — the gate then uses only its lexical rules — until set from that model's `make bench`.
-ANSWER_GATE_MIN_SIMILARITY = env_float("ANSWER_GATE_MIN_SIMILARITY", 0.42 if EMBEDDER == "onnx" else 0.0)
-for _gate_name in ("ANSWER_GATE_MIN_COVERAGE", "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE",
-                   "ANSWER_GATE_SOLO_COVERAGE", "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K",
-                   "ANSWER_GATE_RETRY_BELOW", "ANSWER_GATE_SEMANTIC_MIN_COVERAGE"):
+# of the embedding model: chat/gate.py's default is calibrated for the bundled MiniLM (EMBEDDER=onnx); with
+# another model it is 0 — the gate then uses only its lexical rules — until set from that model's `make bench`.
+if EMBEDDER != "onnx" and env_str("ANSWER_GATE_MIN_SIMILARITY") is None:
+    ANSWER_GATE_MIN_SIMILARITY = 0.0
+for _gate_name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_SEMANTIC_MIN_COVERAGE", "ANSWER_GATE_MIN_COVERAGE",
+                   "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE", "ANSWER_GATE_SOLO_COVERAGE",
+                   "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K", "ANSWER_GATE_RETRY_BELOW"):
     if env_str(_gate_name) is not None:
         globals()[_gate_name] = env_float(_gate_name, 0.0)
 RETRIEVAL_HINT_MIN_COVERAGE = env_float("RETRIEVAL_HINT_MIN_COVERAGE", 0.6)

@@ -70,11 +70,11 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
     access = chunk_access_params(authority)
     filters_clause, filter_params = filters_sql(filters)
     try:
+        channel = {"vector": vector, "space_id": space_id, "access_params": access, "filters_clause": filters_clause,
+                   "filter_params": filter_params, "limit": depth, "route": vector_route}
         pending: Future | None = None
         if vector is not None and "lexical" in channels and _parallel_ok():
-            pending = _executor().submit(_in_worker, vector_search, vector=vector, space_id=space_id,
-                                         access_params=access, filters_clause=filters_clause,
-                                         filter_params=filter_params, limit=depth, route=vector_route)
+            pending = _executor().submit(_in_worker, vector_search, **channel)
         lexical = []
         try:
             if "lexical" in channels:
@@ -82,14 +82,9 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
                                          filter_params=filter_params, limit=depth, strategy=lexical_strategy)
         finally:
             # Always collect the vector channel's outcome, so a lexical failure never leaves it running.
-            vector_outcome = pending.result() if pending is not None else None
-        nearest = []
-        if vector_outcome is not None:
-            nearest, _ = vector_outcome
-        elif vector is not None:
-            nearest, _ = vector_search(vector=vector, space_id=space_id, access_params=access,
-                                       filters_clause=filters_clause, filter_params=filter_params, limit=depth,
-                                       route=vector_route)
+            nearest = pending.result()[0] if pending is not None else []
+        if pending is None and vector is not None:
+            nearest, _ = vector_search(**channel)
         # Nearest neighbours always exist; below this similarity they are noise, not evidence, and an
         # unrelated question must be able to come back empty.
         nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
@@ -139,7 +134,7 @@ def channel_workers_close() -> None:
         executor, _executor_instance = _executor_instance, None
     if executor is None:
         return
-    workers = executor._max_workers
+    workers = settings.RETRIEVAL_PARALLEL_WORKERS  # the size the pool was created with
     barrier = threading.Barrier(workers)
 
     def close() -> None:
