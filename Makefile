@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python scripts/pgvector_portable.py
 	@touch $(STAMP)
 
 venv: $(STAMP)
