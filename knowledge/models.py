@@ -43,6 +43,13 @@ class Source(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UPLOAD)
     name = models.CharField(max_length=200)
     base_url = models.URLField(max_length=500, blank=True)
+    # What a new document of this source gets when its input names no visibility / ACL of its own. Documents
+    # that inherit (Document.acl_inherited) follow a later change of these defaults.
+    default_visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.WORKSPACE,
+                                          db_default=Visibility.WORKSPACE)
+    default_acl = models.ManyToManyField(Principal, through="SourceAcl", related_name="+", blank=True)
+    # Members (not only tenant admins) may upload files into this source.
+    members_may_upload = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -82,6 +89,8 @@ class Document(models.Model):
     observed_at = models.DateTimeField()
     expires_at = models.DateTimeField(null=True, blank=True)
     ingested_at = models.DateTimeField(auto_now=True)
+    # True: visibility and ACL come from the source's defaults and follow their changes; False: set per document.
+    acl_inherited = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["-updated_at", "id"]
@@ -128,6 +137,19 @@ class AccessClass(models.Model):
         return f"{self.tenant_id}/{self.visibility}/{self.acl}"
 
 
+class SourceAcl(models.Model):
+    """A principal in a source's default ACL (see Source.default_acl)."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="default_acl_entries")
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "principal"], name="knowledge_sourceacl_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.principal} by default on {self.source_id}"
+
+
 class DocumentAcl(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="acl_entries")
     principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="acl_entries")
@@ -168,6 +190,9 @@ class Chunk(models.Model):
     end = models.PositiveIntegerField()
     heading_path = models.CharField(max_length=1000, blank=True)
     token_count = models.PositiveIntegerField()
+    # Where the span sits in the original file, for viewers and citations: "page 3", "pages 3–4", "slide 2",
+    # "sheet Budget". Empty for records without pages.
+    location = models.CharField(max_length=200, blank=True, default="", db_default="")
     # Trigger-maintained copies of the document's access columns (see module docstring).
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", editable=False)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, editable=False)
