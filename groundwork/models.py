@@ -76,6 +76,23 @@ class Principal(models.Model):
     def __str__(self) -> str:
         return f"{self.kind}:{self.key}"
 
+    @property
+    def label(self) -> str:
+        """How people read this principal: a user's name and e-mail (never `user:3`), a group's name, an
+        address. Select the user with the principal (`select_related("user")`) when labelling many."""
+        if self.kind == self.Kind.USER and self.user is not None:
+            user = self.user
+            name = user.get_full_name() or user.get_username()
+            return f"{name} <{user.email}>" if user.email else name
+        if self.kind == self.Kind.GROUP:
+            return f"group {self.display_name or self.key}"
+        if self.kind == self.Kind.PROVIDER_GROUP:
+            provider, _, group = self.key.partition(":")
+            return f"{provider} group {group}"
+        if self.kind == self.Kind.SERVICE:
+            return f"service {self.key}"
+        return self.key
+
 
 class GroupMembership(models.Model):
     """`member` belongs to `group` (a group or provider group). Groups may nest; cycles are harmless
