@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve migrate seed test lint worker bench clean-db help
+.PHONY: venv run serve migrate seed test lint worker bench clean-db help browser
 
 help:
 	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT)"
@@ -38,7 +38,16 @@ run: seed
 serve: venv
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: venv
+# The browser tests drive Debian's chromium + chromedriver: installed here when we may (root, apt), else those
+# tests skip and say why.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "browser tests will skip: install chromium and chromium-driver (Debian) to run them"; fi; \
+	fi
+
+test: venv browser
 	$(BIN)/python scripts/with_redis.py $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: venv
