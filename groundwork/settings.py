@@ -123,6 +123,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 AXES_VERBOSE = False
+# Reverse proxies in front of the app (0: none, REMOTE_ADDR is the client). See groundwork/throttling.py.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "groundwork.throttling.client_ip"
 
 # --- E-mail (password reset): console in development, SMTP in production --------------------------------
 EMAIL_BACKEND = env_str(

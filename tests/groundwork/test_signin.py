@@ -1,5 +1,6 @@
 """Sign-in for every member of a tenant on our own pages: login, throttling, logout, password change and reset."""
 
+import io
 import re
 
 import pytest
@@ -174,3 +175,29 @@ def test_password_reset_for_an_unknown_address_sends_nothing_and_says_the_same(c
     response = client.post("/accounts/password_reset/", {"email": "nobody@example.test"})
     assert response.status_code == 302 and response["Location"] == "/accounts/password_reset/done/"
     assert mail.outbox == []
+
+
+def test_demo_users_sign_in_on_our_page_with_the_demo_password(client, monkeypatch):
+    from django.core.management import call_command
+
+    from groundwork import hooks
+
+    monkeypatch.setattr(hooks, "_sample_loaders", {})  # the users are what matters here, not the sample data
+    call_command("demo_seed", stdout=io.StringIO())
+    response = _sign_in(client, "member", "groundwork-demo")
+    assert response.status_code == 302
+    assert client.get("/")["Location"] == "/t/kestrel/chat/"
+
+
+def test_the_throttled_address_trusts_only_our_own_proxies(settings):
+    from django.test import RequestFactory
+
+    from groundwork.throttling import client_ip
+
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.9")
+    settings.TRUSTED_PROXY_COUNT = 0
+    assert client_ip(request) == "10.0.0.2"
+    settings.TRUSTED_PROXY_COUNT = 1
+    assert client_ip(request) == "203.0.113.9"  # "6.6.6.6" was written by the client: ignored
+    settings.TRUSTED_PROXY_COUNT = 3
+    assert client_ip(request) == "10.0.0.2"
