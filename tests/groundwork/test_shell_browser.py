@@ -63,3 +63,31 @@ def test_member_signs_in_at_400px_and_uses_the_nav_menu(live_server, browser, wo
     WebDriverWait(browser, 15).until(lambda d: "You are signed out" in d.page_source)
     browser.get(f"{live_server.url}/t/acme/findings/")
     arrived("/accounts/login/?next=/t/acme/findings/")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("width", [400, 1280])
+def test_shell_pages_have_no_axe_violations(live_server, browser, world, width):
+    axe_selenium = pytest.importorskip("axe_selenium_python")
+    from groundwork.services import membership_set
+    from tests.browser import browser_login
+
+    membership_set(user=world.admin, tenant=world.globex, role="admin")  # so the tenant switcher shows
+    browser.set_window_size(width, 900)
+    found = {}
+    for path in ["/accounts/login/", "/accounts/password_reset/"]:
+        browser.get(live_server.url + path)
+        found[path] = _violations(axe_selenium, browser)
+    browser_login(browser, live_server, world.admin)
+    for path in ["/t/acme/manage/", "/accounts/password_change/", "/no-such-page/"]:
+        browser.get(live_server.url + path)
+        found[path] = _violations(axe_selenium, browser)
+    assert found == {path: [] for path in found}
+
+
+def _violations(axe_selenium, driver) -> list[str]:
+    axe = axe_selenium.Axe(driver)
+    axe.inject()
+    results = axe.run(options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21aa"]}})
+    assert any(rule["id"] == "color-contrast" for rule in results["passes"]), "axe did not check the page"
+    return [f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}" for v in results["violations"]]
