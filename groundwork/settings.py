@@ -121,7 +121,7 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = env_float("AXES_COOLOFF_TIME", 0.25)  # hours until a lockout lifts by itself
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
+AXES_LOCKOUT_CALLABLE = "groundwork.throttling.lockout_response"  # renders registration/lockout.html
 AXES_VERBOSE = False
 # Reverse proxies in front of the app (0: none, REMOTE_ADDR is the client). See groundwork/throttling.py.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)

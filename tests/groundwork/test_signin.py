@@ -76,6 +76,7 @@ def test_repeated_failures_lock_the_account_from_that_address_but_not_others(wor
     assert locked.status_code == 429
     html = locked.content.decode()
     assert "Too many failed sign-in attempts" in html and "Groundwork" in html
+    assert "after 3 wrong passwords. Try again in 15 minutes." in html
     assert SESSION_KEY not in attacker.session
     # Another person signing in from the same address is not locked out.
     colleague = Client()
