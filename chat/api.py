@@ -137,7 +137,11 @@ class AnswerCreateApi(AuthorityAPIView):
 
 
 class AnswerDetailApi(AuthorityAPIView):
-    @extend_schema(summary="An answer with its verification", responses={200: AnswerOutput})
+    @extend_schema(summary="An answer with its verification",
+                   description=("Reads back one of the caller's own answers, with the groundedness check "
+                                "(\"verified n/m claims\") once the background task has run; `pending` before. Only "
+                                "answers in the caller's own conversations; anyone else's answers 404."),
+                   responses={200: AnswerOutput})
     def get(self, request, message_id: int, **kwargs):
         message = message_access(self.authority, message_id)
         if message is None:
@@ -152,7 +156,10 @@ class ConversationOutput(serializers.Serializer):
 
 
 class ConversationListApi(AuthorityAPIView):
-    @extend_schema(summary="My conversations", responses={200: ConversationOutput(many=True)})
+    @extend_schema(summary="My conversations",
+                   description=("The caller's own conversations in this tenant, newest first (at most 100): id, "
+                                "title and start time. Nobody sees another person's conversations."),
+                   responses={200: ConversationOutput(many=True)})
     def get(self, request, **kwargs):
         rows = conversations_for(self.authority)[:100]
         return Response(ConversationOutput(rows, many=True).data)
@@ -177,7 +184,11 @@ class ConversationDetailOutput(ConversationOutput):
 
 
 class ConversationDetailApi(AuthorityAPIView):
-    @extend_schema(summary="One of my conversations with its messages", responses={200: ConversationDetailOutput})
+    @extend_schema(summary="One of my conversations with its messages",
+                   description=("A conversation of the caller with every question and answer in order, answers "
+                                "with their sanitised HTML, citations and verification. Someone else's "
+                                "conversation answers 404."),
+                   responses={200: ConversationDetailOutput})
     def get(self, request, conversation_id: int, **kwargs):
         conversation = conversation_access(self.authority, conversation_id)
         if conversation is None:
@@ -205,6 +216,9 @@ class GapEventListApi(AuthorityAPIView):
     permission_classes = [IsTenantAdmin]
 
     @extend_schema(summary="Interview next: unanswered questions by frequency",
+                   description=("Questions the tenant's records could not answer (refused or not found), grouped "
+                                "and counted, most frequent first: what to write down or import next. Tenant "
+                                "admins only."),
                    responses={200: GapEventOutput(many=True)})
     def get(self, request, **kwargs):
         return Response(GapEventOutput(gap_events_by_frequency(self.authority)[:200], many=True).data)

@@ -122,7 +122,11 @@ class ClaimListApi(AuthorityAPIView):
 
 
 class ClaimDetailApi(AuthorityAPIView):
-    @extend_schema(summary="One finding with its readable evidence and history", responses=ClaimDetailOutput)
+    @extend_schema(summary="One finding with its readable evidence and history",
+                   description=("A claim with only the evidence quotes the caller may read, the claims it "
+                                "superseded and the one that superseded it (bi-temporal history). A claim none of "
+                                "whose evidence is readable answers 404."),
+                   responses=ClaimDetailOutput)
     def get(self, request, claim_id: int, **kwargs):
         detail = selectors.claim_get(self.authority, claim_id)
         if detail is None:
@@ -136,6 +140,9 @@ class ClaimDetailApi(AuthorityAPIView):
 
 class EntityListApi(AuthorityAPIView):
     @extend_schema(summary="Entities some readable current finding is about",
+                   description=("People, teams, products and other entities that at least one current, readable "
+                                "claim names as subject or object; `q` matches their names. Paginated with "
+                                "`limit` and `offset`."),
                    parameters=[OpenApiParameter("q", str), OpenApiParameter("limit", int),
                                OpenApiParameter("offset", int)],
                    responses=EntityRef(many=True))
@@ -148,6 +155,8 @@ class EntityListApi(AuthorityAPIView):
 
 class EntityDetailApi(AuthorityAPIView):
     @extend_schema(summary="One entity with all its readable findings, current and closed",
+                   description=("The entity and up to 200 claims about it, including closed and superseded ones, "
+                                "each kept only when one of its evidence documents is readable by the caller."),
                    responses=EntityDetailOutput)
     def get(self, request, entity_id: int, **kwargs):
         entity = selectors.entity_get(self.authority, entity_id)

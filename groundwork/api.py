@@ -22,11 +22,13 @@ def exception_handler(exc, context):
 
 
 class AuthorityAPIView(APIView):
-    """Hands every endpoint the caller's Authority, resolved once by authentication.
-
-    Handlers receive `tenant_slug` in kwargs when mounted under `/t/<tenant>/`; authentication has
-    already checked it against the caller, so handlers ignore it.
-    """
+    # Hands every endpoint the caller's Authority, resolved once by authentication.
+    #
+    # Handlers receive `tenant_slug` in kwargs when mounted under `/t/<tenant>/`; authentication has
+    # already checked it against the caller, so handlers ignore it.
+    #
+    # (A comment, not a docstring: drf-spectacular would copy a base-class docstring into every endpoint that
+    # lacks its own description. Each endpoint documents itself in its extend_schema.)
 
     @property
     def authority(self) -> Authority:

@@ -1,12 +1,90 @@
-"""The landing page: signed-in users pick a tenant; everyone else is sent to sign in."""
+"""The platform layer's pages: the landing page, a tenant admin's Manage hub, and the branded error pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError
+from django.shortcuts import redirect, render
+from django.template import loader
+from django.urls import NoReverseMatch, reverse
 
+from .hooks import manage_sections
 from .models import Membership
+from .selectors import AuthorityDenied, authority_for_user
 
 
 @login_required
-def home(request):
-    memberships = Membership.objects.select_related("tenant").filter(user=request.user).order_by("tenant__slug")
+def home(request: HttpRequest) -> HttpResponse:
+    """One workspace: straight to its Ask page. Several: a picker. None: say so kindly."""
+    memberships = list(Membership.objects.select_related("tenant").filter(user=request.user)
+                       .order_by("tenant__name"))
+    if len(memberships) == 1:
+        return redirect("pages:chat", tenant_slug=memberships[0].tenant.slug)
     return render(request, "home.html", {"memberships": memberships})
+
+
+@dataclass(frozen=True)
+class ManageCard:
+    title: str
+    description: str
+    url: str
+
+
+# The platform layer's own cards: its models are managed in the (tenant-scoped) Django admin.
+PLATFORM_CARDS: tuple[tuple[str, str, str], ...] = (
+    ("Members and roles", "Who belongs to this workspace and what each person may do.",
+     "admin:platform_membership_changelist"),
+    ("Groups", "Groups and other principals that document access lists can name.",
+     "admin:platform_principal_changelist"),
+    ("API keys", "Keys that let other systems call the API on behalf of a person or a job.",
+     "admin:platform_apikey_changelist"),
+)
+
+
+@login_required
+def manage(request: HttpRequest, tenant_slug: str) -> HttpResponse:
+    try:
+        authority = authority_for_user(user=request.user, tenant_slug=tenant_slug)
+    except AuthorityDenied as denied:
+        raise Http404 from denied
+    if not authority.is_admin:
+        raise PermissionDenied("Managing a workspace is for its administrators.")
+    cards: list[ManageCard] = []
+    for section in manage_sections():
+        if not authority.has_role(section.role):
+            continue
+        try:
+            url = reverse(section.url_name, kwargs={"tenant_slug": authority.tenant_slug})
+        except NoReverseMatch:
+            continue
+        cards.append(ManageCard(title=section.title, description=section.description, url=url))
+    for title, description, url_name in PLATFORM_CARDS:
+        try:
+            cards.append(ManageCard(title=title, description=description, url=reverse(url_name)))
+        except NoReverseMatch:
+            continue
+    return render(request, "groundwork/manage.html", {"cards": cards, "tenant_slug": authority.tenant_slug})
+
+
+# --- Error pages (handler403 / handler404 / handler500 / CSRF_FAILURE_VIEW) -------------------------------
+
+def error_404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return render(request, "404.html", status=404)
+
+
+def error_403(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    # The message of a PermissionDenied we raised is meant for people; anything else stays generic.
+    message = str(exception) if isinstance(exception, PermissionDenied) and str(exception) else ""
+    return render(request, "403.html", {"message": message}, status=403)
+
+
+def error_500(request: HttpRequest) -> HttpResponse:
+    # No request context: context processors may need the database, which may be what failed.
+    return HttpResponseServerError(loader.get_template("500.html").render())
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    return render(request, "403_csrf.html", status=403)

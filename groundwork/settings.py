@@ -25,7 +25,11 @@ if _secret is None:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
     _secret = "dev-only-insecure-key-never-used-in-production-5b1c0e8a"
 SECRET_KEY = _secret
+# Production never shows Django's debug pages (they print settings and local variables): asking for them there
+# is a start-up error, not a silent override.
 DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -39,6 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc served from our own static files (works offline)
+    "axes",
     "groundwork.apps.PlatformConfig",
     "knowledge.apps.KnowledgeConfig",
     "findings.apps.FindingsConfig",
@@ -53,6 +59,15 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "groundwork.middleware.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes requires: it turns a lockout raised during authentication into the lockout page.
+    "axes.middleware.AxesMiddleware",
+]
+
+# AxesStandaloneBackend first: it refuses a locked-out username+IP before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "groundwork.urls"
@@ -69,6 +84,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "groundwork.context_processors.shell",
             ],
         },
     },
@@ -96,8 +112,35 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
+CSRF_FAILURE_VIEW = "groundwork.pages.csrf_failure"
+
+# --- Sign-in throttling (django-axes): per username + IP, so guessing one account locks only that pair ----
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = env_float("AXES_COOLOFF_TIME", 0.25)  # hours until a lockout lifts by itself
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "groundwork.throttling.lockout_response"  # renders registration/lockout.html
+AXES_VERBOSE = False
+# Reverse proxies in front of the app (0: none, REMOTE_ADDR is the client). See groundwork/throttling.py.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "groundwork.throttling.client_ip"
+
+# --- E-mail (password reset): console in development, SMTP in production --------------------------------
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend" if PRODUCTION else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 587 if PRODUCTION else 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", PRODUCTION)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Groundwork <no-reply@localhost>")
+SERVER_EMAIL = env_str("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 3600, minimum=300)  # seconds a reset link works
 
 # --- Celery: real workers when a broker is configured, inline otherwise ----------------------------
 _broker_url = env_str("CELERY_BROKER_URL")
@@ -138,6 +181,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Served from drf-spectacular-sidecar's static files: the docs need no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Swagger UI would otherwise send the schema to validator.swagger.io for its badge.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
 }
 
 # --- Security ----------------------------------------------------------------------------------------
@@ -146,6 +195,10 @@ CSRF_COOKIE_HTTPONLY = False  # the chat page reads it to send the CSRF header
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=300)  # seconds; sign in again after it
+SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

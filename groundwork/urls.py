@@ -5,7 +5,7 @@ from importlib import import_module
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from .views import healthz
 
@@ -21,8 +21,15 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    # Sign-in, sign-out (POST), password change and reset, with our templates in templates/registration/.
+    path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include((api_patterns, "api"), namespace="api")),
     path("t/<slug:tenant_slug>/api/v1/", include((api_patterns, "api"), namespace="tenant-api")),
     path("t/<slug:tenant_slug>/", include((page_patterns, "pages"), namespace="pages")),
     path("", include("groundwork.home_urls")),
 ]
+
+handler403 = "groundwork.pages.error_403"
+handler404 = "groundwork.pages.error_404"
+handler500 = "groundwork.pages.error_500"

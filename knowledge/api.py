@@ -37,12 +37,20 @@ class SourceUpdateSerializer(serializers.Serializer):
 
 
 class SourceListApi(AuthorityAPIView):
-    @extend_schema(summary="List sources", responses=SourceSerializer(many=True))
+    @extend_schema(
+        summary="List sources",
+        description=("The sources whose records the caller's tenant reads: its own sources and those of the "
+                     "platform-wide corpus (`corpus` says which). Another tenant's sources never appear."),
+        responses=SourceSerializer(many=True),
+    )
     def get(self, request, **kwargs):
         sources = selectors.sources_list(self.authority)
         return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
 
-    @extend_schema(summary="Create a source (admin)", request=SourceSerializer, responses={201: SourceSerializer},
+    @extend_schema(summary="Create a source (admin)",
+                   description=("Adds a source (wiki, tickets, chat, upload, folder, ...) to the caller's tenant. "
+                                "Tenant admins only; anyone else gets 404, as if the endpoint did not exist."),
+                   request=SourceSerializer, responses={201: SourceSerializer},
                    examples=[OpenApiExample("wiki", value={"kind": "wiki", "name": "Team wiki",
                                                            "base_url": "https://wiki.example.com/"})])
     def post(self, request, **kwargs):
@@ -54,19 +62,28 @@ class SourceListApi(AuthorityAPIView):
 
 
 class SourceDetailApi(AuthorityAPIView):
-    @extend_schema(summary="A source", responses=SourceSerializer)
+    @extend_schema(summary="A source",
+                   description=("One source of the caller's tenant or of the platform corpus. A source of another "
+                                "tenant answers 404, exactly like one that does not exist."),
+                   responses=SourceSerializer)
     def get(self, request, source_id: int, **kwargs):
         source = selectors.source_get(self.authority, source_id) or _not_found()
         return Response(SourceSerializer(source, context={"authority": self.authority}).data)
 
-    @extend_schema(summary="Change a source (admin)", request=SourceUpdateSerializer, responses=SourceSerializer)
+    @extend_schema(summary="Change a source (admin)",
+                   description=("Renames a source or changes its kind or base URL; only the fields sent change. "
+                                "Tenant admins only, and only their own tenant's sources (never the platform corpus)."),
+                   request=SourceUpdateSerializer, responses=SourceSerializer)
     def patch(self, request, source_id: int, **kwargs):
         source = selectors.source_writable(self.authority, source_id) or _not_found()
         data = _valid(SourceUpdateSerializer, request.data)
         source = services.source_update(authority=self.authority, source=source, **data)
         return Response(SourceSerializer(source, context={"authority": self.authority}).data)
 
-    @extend_schema(summary="Delete a source and its documents (admin)", responses={204: None})
+    @extend_schema(summary="Delete a source and its documents (admin)",
+                   description=("Removes the source together with every document and chunk in it, and whatever was "
+                                "derived from those documents. Cannot be undone."),
+                   responses={204: None})
     def delete(self, request, source_id: int, **kwargs):
         source = selectors.source_writable(self.authority, source_id) or _not_found()
         services.source_delete(authority=self.authority, source=source)
@@ -183,6 +200,10 @@ class DocumentListApi(AuthorityAPIView):
 
     @extend_schema(
         summary="List readable documents",
+        description=("The documents the caller may read, most recently updated first, paginated (`limit`, "
+                     "`offset`): the tenant's workspace documents, restricted ones whose ACL names one of the "
+                     "caller's principals, and the platform corpus. `source` narrows to one source, `q` "
+                     "matches text in the title or external id. Only admins see each document's ACL."),
         parameters=[OpenApiParameter("source", int), OpenApiParameter("q", str),
                     OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
         responses=DocumentOutput(many=True),
@@ -253,7 +274,10 @@ class _TooLarge(ValidationError):
 
 
 class DocumentDetailApi(AuthorityAPIView):
-    @extend_schema(summary="A readable document with its text", responses=DocumentDetailOutput)
+    @extend_schema(summary="A readable document with its text",
+                   description=("One document with its full stored text, the text that chunks and citations point "
+                                "into by character offsets. A document the caller may not read answers 404."),
+                   responses=DocumentDetailOutput)
     def get(self, request, document_id: int, **kwargs):
         document = selectors.document_get(self.authority, document_id) or _not_found()
         text = selectors.document_text_get(self.authority, document_id)
@@ -261,6 +285,10 @@ class DocumentDetailApi(AuthorityAPIView):
         return Response({**payload, "text": text})
 
     @extend_schema(summary="Change a document: ACL, visibility, attributes or content (admin)",
+                   description=("Sending only `visibility` and/or `acl` re-shares the document without re-chunking; "
+                                "sending content fields (title, text, format, record_url, metadata, expires_at) "
+                                "re-ingests it. When the change removes the caller's own read access the answer "
+                                "is just `{id, status: updated}`."),
                    request=DocumentPatchSerializer, responses=DocumentOutput)
     def patch(self, request, document_id: int, **kwargs):
         document = selectors.document_writable(self.authority, document_id) or _not_found()
@@ -291,6 +319,9 @@ class DocumentDetailApi(AuthorityAPIView):
         return Response(DocumentOutput(updated, context={"authority": self.authority}).data)
 
     @extend_schema(summary="Delete a document, its chunks and what was derived from it (admin)",
+                   description=("Removes the document and its chunks; in the same transaction the layers built "
+                                "on it drop what they derived from it (findings evidence, cached answers). "
+                                "Tenant admins only."),
                    responses={204: None})
     def delete(self, request, document_id: int, **kwargs):
         document = selectors.document_writable(self.authority, document_id) or _not_found()
@@ -313,7 +344,11 @@ class ChunkOutput(serializers.Serializer):
 
 
 class DocumentChunksApi(AuthorityAPIView):
-    @extend_schema(summary="The chunks of a readable document", responses=ChunkOutput(many=True))
+    @extend_schema(summary="The chunks of a readable document",
+                   description=("The retrieval units of one readable document in order: each is the exact span "
+                                "`text[start:end]` of the document, with its heading path, token count and whether "
+                                "it has an embedding yet (embedding runs after ingestion)."),
+                   responses=ChunkOutput(many=True))
     def get(self, request, document_id: int, **kwargs):
         chunks = selectors.document_chunks(self.authority, document_id)
         if chunks is None:
@@ -338,7 +373,9 @@ class SourceImportApi(AuthorityAPIView):
 
     @extend_schema(
         summary="Bulk import JSON records into a source (admin)",
-        description="Each record has the fields of a document (without `source`). Imported in short batches.",
+        description=("Each record has the fields of a document (without `source`: it is the one in the URL). "
+                     "Records are imported in short batches, each committed on its own, and the answer counts "
+                     "created, updated, metadata-only and unchanged records. Tenant admins only."),
         request=ImportSerializer, responses={200: ImportResultSerializer},
     )
     def post(self, request, source_id: int, **kwargs):

@@ -1,0 +1,59 @@
+"""A strict Content-Security-Policy on every HTML page the product renders.
+
+The pages load scripts and styles only from our own static files (no inline <script>, <style> or style=""),
+so the policy can forbid everything else: a hostile record shown in a page cannot run code, load a remote
+resource or post a form elsewhere. The Django admin and the API docs (Swagger UI / ReDoc, which need inline
+script) are left out. A response that already carries a policy (chat's `with_csp`) keeps its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.http import HttpRequest, HttpResponse
+
+CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'self'"),
+    ("img-src", "'self'"),
+    ("script-src", "'self'"),
+    ("style-src", "'self'"),
+    ("object-src", "'none'"),
+    ("base-uri", "'none'"),
+    ("frame-ancestors", "'none'"),
+    ("form-action", "'self'"),
+    ("connect-src", "'self'"),
+)
+# Paths whose pages are not ours to restrict.
+EXEMPT_PREFIXES = ("/admin/", "/api/docs", "/api/redoc")
+
+
+def content_security_policy() -> str:
+    return "; ".join(f"{name} {value}" for name, value in CSP_DIRECTIVES)
+
+
+class ContentSecurityPolicyMiddleware:
+    # Both modes, so streamed answers under ASGI are not pushed through a thread.
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+        self.policy = content_security_policy()
+        if iscoroutinefunction(self.get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self._apply(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self._apply(request, await self.get_response(request))
+
+    def _apply(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if request.path.startswith(EXEMPT_PREFIXES):
+            return response
+        if response.get("Content-Type", "").startswith("text/html") and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = self.policy
+        return response

@@ -1,0 +1,36 @@
+"""Sign-in throttling (django-axes): the client address failures are counted against, and the lockout page.
+
+Behind N reverse proxies REMOTE_ADDR is the nearest proxy, so every visitor would share one address. With
+TRUSTED_PROXY_COUNT=N the address is the one the outermost of our N proxies saw: the N-th entry from the
+right of X-Forwarded-For. Entries further left are written by the client and are never trusted.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    remote = request.META.get("REMOTE_ADDR")
+    proxies = settings.TRUSTED_PROXY_COUNT
+    if proxies <= 0:
+        return remote
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    if len(hops) < proxies:  # the request skipped a proxy we expect: fall back to what we can see
+        return remote
+    return hops[-proxies]
+
+
+def lockout_response(request: HttpRequest, original_response=None, credentials: dict | None = None) -> HttpResponse:
+    """The branded page for a locked-out username + address (django-axes' AXES_LOCKOUT_CALLABLE)."""
+    from axes.helpers import get_client_username, get_cool_off
+
+    cool_off = get_cool_off(request)
+    minutes = math.ceil(cool_off.total_seconds() / 60) if cool_off else None
+    context = {"failure_limit": settings.AXES_FAILURE_LIMIT, "minutes": minutes,
+               "username": get_client_username(request, credentials) or ""}
+    return render(request, "registration/lockout.html", context, status=429)
