@@ -296,3 +296,6 @@ for _gate_name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_SEMANTIC_MIN_COVER
     if env_str(_gate_name) is not None:
         globals()[_gate_name] = env_float(_gate_name, 0.0)
 RETRIEVAL_HINT_MIN_COVERAGE = env_float("RETRIEVAL_HINT_MIN_COVERAGE", 0.6)
+# A hint needs a real question: at least this many common (non-stop) words; rare words and numbers never
+# count (knowledge/retrieval/hints.py), so a guessed code name or figure cannot confirm itself.
+RETRIEVAL_HINT_MIN_TOPIC_WORDS = env_int("RETRIEVAL_HINT_MIN_TOPIC_WORDS", 3, minimum=1)
