@@ -127,7 +127,12 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "groundwork.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["groundwork.parsers.BoundedJSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
 }
+# Request body limits apply to JSON too (groundwork/parsers.py): a bigger body is a 413 before it is read; a
+# deeper one is a 400. The byte limit leaves room for a document of MAX_UPLOAD_BYTES sent as JSON text.
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64, minimum=2)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Groundwork API",
     "DESCRIPTION": (
@@ -158,6 +163,7 @@ if PRODUCTION:
 # --- Product settings --------------------------------------------------------------------------------
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
+API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
 
 LOGGING = {
