@@ -305,3 +305,5 @@ RETRIEVAL_HINT_MIN_COVERAGE = env_float("RETRIEVAL_HINT_MIN_COVERAGE", 0.6)
 # A hint needs a real question: at least this many common (non-stop) words; rare words and numbers never
 # count (knowledge/retrieval/hints.py), so a guessed code name or figure cannot confirm itself.
 RETRIEVAL_HINT_MIN_TOPIC_WORDS = env_int("RETRIEVAL_HINT_MIN_TOPIC_WORDS", 3, minimum=1)
+# Hidden-record hints one caller's answers may carry per hour (chat/answering.py); past it, no hint.
+ANSWER_HINTS_PER_HOUR = env_int("ANSWER_HINTS_PER_HOUR", 20, minimum=0)

@@ -92,3 +92,13 @@ def test_topic_words_are_common_words_only():
 
     assert topic_words("What about HEATHERLIGHT and $742,000 in KR-1042 for McKinsey's robotics team?") == [
         "what", "about", "and", "for", "robotics", "team"]
+
+
+def test_hints_per_caller_are_rate_limited(world, corpus, settings):
+    settings.ANSWER_HINTS_PER_HOUR = 2
+    question = "How many people does the workforce plan cut from the robotics team?"
+    member = world.client(world.member)
+    hints = [ask_json(member, question).json()["hint"] for _ in range(3)]
+    assert [bool(h) for h in hints] == [True, True, False]
+    # another caller has their own allowance
+    assert ask_json(world.client(world.analyst), question).json()["hint"] is not None
