@@ -44,15 +44,16 @@ class HiddenRecord:
     author_email: str | None
 
 
-# A word as written: letters with inner apostrophes or hyphens. A token touching a digit or a symbol
-# ("KR-1042", "$742,000", "v2") is not a topic word; neither is a mixed-case name ("McKinsey", "iPhone").
+# A word as written: letters only, maybe in brackets or quotes, maybe followed by punctuation. A token with a
+# digit, a symbol, an inner hyphen or apostrophe ("KR-1042", "$742,000", "v2", "Acme's") is not a topic word;
+# neither is a mixed-case name ("McKinsey", "iPhone").
 _TOKEN = re.compile(r"[^\s]+")
 _WORD = re.compile(r"^[(\"'\[]*([A-Za-z][a-z]*|[A-Z]+)[)\"'\].,;:!?]*$")
 
 
 @lru_cache(maxsize=1)
 def _common_vocabulary() -> frozenset[str]:
-    """Whole words of the bundled MiniLM WordPiece vocabulary (~22k general-English words, uncased)."""
+    """Whole words of the bundled MiniLM WordPiece vocabulary (~21k general-English words, uncased)."""
     with open(TOKENIZER_PATH, encoding="utf-8") as handle:
         vocab = json.load(handle)["model"]["vocab"]
     return frozenset(w for w in vocab if w.isalpha() and w.isascii() and len(w) >= 3)
