@@ -22,7 +22,7 @@ from chat.models import Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
 from chat.providers.base import NOT_FOUND_TEXT, stream_text
 from chat.rendering import render_answer_html
-from chat.selectors import conversation_history
+from chat.selectors import conversation_history, hints_recently_given
 from chat.services import answer_record, evidence_from_citation, gap_event_record
 from chat.streaming import LabelHoldBack
 from groundwork.authority import Authority
@@ -136,6 +136,10 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     outcome = _outcome(done, parts, bool(citations))
     hidden = [h for g in done.groundings for h in g.hidden]
     hint = hint_payload(hidden) if done.mode == Mode.GROUNDING else None
+    if hint is not None and hints_recently_given(authority) >= settings.ANSWER_HINTS_PER_HOUR:
+        # A second layer against probing for hidden records with many questions: past the hourly allowance
+        # an answer says nothing about hidden records at all.
+        hint = None
 
     for part in parts:
         gap = part.gap

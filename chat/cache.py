@@ -5,6 +5,12 @@ cached answer can never carry what the asker may not read. Storing is all-or-not
 documents (each must be live and readable now); serving reloads every citation under the *current* ACL and
 compares content hashes, so a revoked permission or an edited record forces regeneration even before the
 document listener (chat.apps) has deleted the row.
+
+A similar question (cosine >= ANSWER_CACHE_SIMILARITY) shares an entry only when nothing that could change the
+answer differs: the same content words (numbers, identifiers and names included), the same negations,
+comparisons, quantifiers, question words, pronouns and tense (`question_signature`). Embeddings put "primary
+caregiver" next to "secondary caregiver", "before" next to "after" and KR-1042 next to KR-1043; the similarity
+scope is for rewordings ("How long does a laptop replacement take?"), never for another question.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from chat.models import AnswerCache
-from chat.terms import normalise
+from chat.terms import key_terms, normalise, words
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
 from knowledge.hooks import DocumentChange
@@ -36,6 +42,29 @@ class QuestionKey:
     digest: str
     embedding: list[float] | None
     embedding_model: str
+
+
+# Stop words (chat.terms drops them from key terms) that still change what a question asks.
+_MEANING_WORDS = frozenset("""
+    not no nor never without cannot none neither nobody nothing nowhere
+    isn aren wasn weren don doesn didn hasn haven hadn won wouldn shouldn couldn mustn shan
+    before after above below over under more most less least fewer than between against until since during
+    all any some each every only few many much both either other same again once
+    what when where who whom whose why how which whether
+    i me my mine you your yours he him his she her hers it its we us our ours they them their theirs
+""".split())
+_TENSE = {"was": "past", "were": "past", "did": "past", "had": "past", "been": "past", "wasn": "past",
+          "weren": "past", "didn": "past", "hadn": "past", "will": "future", "shall": "future", "won": "future"}
+SIMILAR_CANDIDATES = 5
+
+
+def question_signature(question: str) -> frozenset[str]:
+    """What must be equal for two questions to share an answer: stemmed content words (numbers, identifiers
+    and names among them) plus the meaning-bearing stop words and the tense."""
+    text = question_normalise(question)
+    tokens = words(text)
+    return frozenset({*key_terms(text), *(w for w in tokens if w in _MEANING_WORDS),
+                      *(f"tense:{_TENSE[w]}" for w in tokens if w in _TENSE)})
 
 
 def question_normalise(question: str) -> str:
@@ -80,13 +109,14 @@ def answer_cache_get(authority: Authority, *, provider: str, key: QuestionKey) -
     scope = _scope(authority, provider)
     entry = scope.filter(question_key=key.digest).first()
     if entry is None and key.embedding is not None:
-        entry = (
+        nearest = (
             scope.filter(embedding_model=key.embedding_model, embedding__isnull=False)
             .annotate(distance=CosineDistance("embedding", key.embedding))
             .filter(distance__lte=1 - settings.ANSWER_CACHE_SIMILARITY)
-            .order_by("distance")
-            .first()
+            .order_by("distance")[:SIMILAR_CANDIDATES]
         )
+        wanted = question_signature(key.text)
+        entry = next((e for e in nearest if question_signature(e.question) == wanted), None)
     if entry is None:
         return None
     if not _still_valid(authority, entry):

@@ -241,3 +241,37 @@ __all__ = [
     "gate_decide",
     "reformulate",
 ]
+
+
+# --- identifiers the question names --------------------------------------------------------------------------
+# A question about "ticket KR-9999" or "Marcus Lee" asks about that thing; evidence about KR-1042 or about
+# someone else answers another question. Codes (letters and digits together: KR-1042, INV-2024-0042, Q3) and
+# capitalised words that do not start a sentence (names, places, products) must each occur in some record the
+# caller can read (chat.grounding checks), or the question is about something the records do not hold.
+_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*(?![\w-])")
+# "1st", "10am", "5kg", "24h": quantities, not codes
+_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|s|ms|k|kb|mb|gb|tb|kg|g|km|cm|mm|x)$",
+                       re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][\w']*[A-Za-z]\b|\b[A-Z]\b")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december monday tuesday "
+    "wednesday thursday friday saturday sunday".split())
+
+
+def question_identifiers(question: str) -> list[str]:
+    """Codes and proper names in `question`, in order, each once (as written)."""
+    text = normalise(question)
+    found: list[str] = []
+    for match in _CODE.finditer(text):
+        code = match.group(0).strip("./")
+        if not _QUANTITY.match(code) and code not in found:
+            found.append(code)
+    for match in _NAME.finditer(text):
+        word = match.group(0)
+        lower = word.lower().split("'", 1)[0]
+        if (_SENTENCE_START.search(text[: match.start()]) or lower in STOPWORDS or lower in _CALENDAR
+                or any(word in code for code in found) or word in found):
+            continue
+        found.append(word.split("'", 1)[0])
+    return found

@@ -11,16 +11,18 @@ import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchQuery
 from django.db import DatabaseError
 
 from chat.evidence import Evidence
-from chat.gate import GapKind, GateDecision, gate_decide, reformulate
+from chat.gate import GapKind, GateDecision, gate_decide, question_identifiers, reformulate
 from chat.sql import word_lexemes
 from chat.terms import content_words, key_terms, stem
 from groundwork.authority import Authority
+from knowledge.access import readable_chunks, readable_documents
 from knowledge.retrieval import Hit, RetrievalUnavailable, hybrid_search
 from knowledge.retrieval.hints import HiddenRecord, hidden_relevant
-from knowledge.retrieval.lexical import corpus_stats, idf_for
+from knowledge.retrieval.lexical import corpus_stats, idf_for, query_lexemes
 
 # " and ", "?" and ";" split a compound question; a piece without key terms of its own ("and why?") is
 # glued back to the one before it, so "terms and conditions" style phrases survive when one side is empty.
@@ -141,10 +143,31 @@ def _search(authority: Authority, query: str, k: int) -> tuple[list[Evidence], b
     return [evidence_from_hit(h) for h in result.hits], result.semantic_active
 
 
+def identifiers_unknown(authority: Authority, question: str) -> list[str]:
+    """The codes and names of `question` (chat.gate.question_identifiers) that no record the caller can read
+    contains — as a phrase of its chunks' full-text index, or in a readable title. Existence only: nothing of a
+    record is read, and records the caller cannot read are never consulted."""
+    missing = []
+    for identifier in question_identifiers(question):
+        if not query_lexemes(identifier):
+            continue  # only stop words to Postgres: nothing to look for
+        phrase = SearchQuery(identifier, config="english", search_type="phrase")
+        if not (readable_chunks(authority).filter(search=phrase).exists()
+                or readable_documents(authority).filter(title__icontains=identifier).exists()):
+            missing.append(identifier)
+    return missing
+
+
 def part_ground(authority: Authority, question: str, *, k: int | None = None) -> PartResult:
     k = k or settings.ANSWER_TOP_K
     part = PartResult(question=question)
     try:
+        if identifiers_unknown(authority, question):
+            # About something the readable records do not hold: evidence about anything else would answer
+            # another question ("ticket KR-9999" answered from KR-1042).
+            part.decision = GateDecision(answer=False, reason="unknown_identifier", confidence=0.0, coverage=0.0,
+                                         gap_kind=GapKind.KNOWLEDGE_MISSING)
+            return part
         weights = term_weights(question)
         evidence, semantic = _search(authority, question, k)
         decision = gate_decide(question, evidence, vector_enabled=semantic, term_weights=weights)

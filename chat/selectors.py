@@ -3,7 +3,10 @@ the same "not found" as for a conversation that does not exist."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from chat.models import Conversation, GapEvent, Message
 from groundwork.authority import Authority
@@ -45,3 +48,10 @@ def conversation_history(conversation: Conversation, *, turns: int) -> list[dict
 def gap_events_by_frequency(authority: Authority) -> QuerySet[GapEvent]:
     """"Interview next": the tenant's most frequent unanswered questions first."""
     return GapEvent.objects.filter(tenant_id=authority.tenant_id).order_by("-count", "-last_seen")
+
+
+def hints_recently_given(authority: Authority, *, hours: int = 1) -> int:
+    """How many hidden-record hints the caller's own answers carried in the last `hours` (the hint rate limit)."""
+    since = timezone.now() - timedelta(hours=hours)
+    return Message.objects.filter(_owner_q(authority, "conversation__"), role=Message.Role.ASSISTANT,
+                                  hint__isnull=False, created_at__gte=since).count()

@@ -13,6 +13,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from groundwork.api import AuthorityAPIView
+from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
 
 from . import selectors
 
@@ -37,15 +38,25 @@ def _int(raw: str | None, name: str) -> int | None:
     if raw is None or raw == "":
         return None
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise ValidationError({name: ["must be an integer"]}) from exc
+    if not BIGINT_MIN <= value <= BIGINT_MAX:
+        raise ValidationError({name: ["is out of range"]})
+    return value
+
+
+def _text(raw: str | None, name: str) -> str | None:
+    if raw and "\x00" in raw:
+        raise ValidationError({name: ["must not contain a NUL character"]})
+    return raw.strip() or None if raw else None
 
 
 def filters_parse(params) -> selectors.ClaimFilters:
+    """The list filters of the API and the findings page (which shows a ValidationError as a message)."""
     return selectors.ClaimFilters(
-        entity_id=_int(params.get("entity"), "entity"), predicate=params.get("predicate") or None,
-        source_id=_int(params.get("source"), "source"), text=(params.get("q") or "").strip() or None,
+        entity_id=_int(params.get("entity"), "entity"), predicate=_text(params.get("predicate"), "predicate"),
+        source_id=_int(params.get("source"), "source"), text=_text(params.get("q"), "q"),
         valid_at=instant_parse(params.get("valid_at"), "valid_at"),
         known_at=instant_parse(params.get("known_at"), "known_at"),
     )

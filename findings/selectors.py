@@ -6,7 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    DateTimeField,
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.query import ModelIterable
 
 from groundwork.authority import Authority
 from knowledge.access import access_q
@@ -54,9 +70,60 @@ def readable_evidence(authority: Authority) -> QuerySet[ClaimEvidence]:
     return ClaimEvidence.objects.filter(access_q(authority, prefix="chunk__"))
 
 
+# History is what the caller's readable claims say. A claim closed by a successor the caller cannot read
+# (`superseded_by` points at a claim without readable evidence) must not reveal that successor — not its id,
+# not when it was recorded (recorded_to, status) nor when it took over (valid_to). To that caller the claim is
+# still current: recorded open, status open, no successor, and its valid range reopened when the successor
+# is what cut it (upper(valid) = lower(successor.valid); a range that ended on its own keeps its end). The
+# filters below (current, as of, valid at) use these seen ranges, and the rows carry them (SeenHistory).
+
+
+class _Lower(Func):
+    function = "lower"
+    output_field = DateTimeField()
+
+
+class SeenHistory(ModelIterable):
+    """Claims as the caller sees them: a claim closed only by an unreadable successor comes out current."""
+
+    def __iter__(self):
+        for claim in super().__iter__():
+            if getattr(claim, "successor_hidden", False):
+                range_type = type(claim.recorded)
+                claim.recorded = range_type(claim.recorded.lower, None, "[)")
+                if claim.valid_reopened:
+                    claim.valid = range_type(claim.valid.lower, None, "[)")
+                claim.status = Claim.Status.OPEN
+                claim.superseded_by_id = None
+            yield claim
+
+
 def _visible(authority: Authority) -> QuerySet[Claim]:
     readable = readable_evidence(authority).filter(claim=OuterRef("pk"))
-    return Claim.objects.filter(tenant_id__in=list(authority.corpus_tenant_ids)).filter(Exists(readable))
+    successor_readable = readable_evidence(authority).filter(claim=OuterRef("superseded_by_id"))
+    successor_start = Claim.objects.filter(pk=OuterRef("superseded_by_id")).annotate(
+        start=_Lower(F("valid"))).values("start")
+    qs = (Claim.objects.filter(tenant_id__in=list(authority.corpus_tenant_ids)).filter(Exists(readable))
+          .annotate(successor_hidden=Case(When(superseded_by_id__isnull=True, then=Value(False)),
+                                          When(Exists(successor_readable), then=Value(False)),
+                                          default=Value(True), output_field=BooleanField()))
+          .annotate(valid_reopened=Case(
+              When(successor_hidden=True, valid__endswith=Subquery(successor_start), then=Value(True)),
+              default=Value(False), output_field=BooleanField())))
+    qs._iterable_class = SeenHistory
+    return qs
+
+
+def _seen_current() -> Q:
+    return Q(recorded__upper_inf=True) | Q(successor_hidden=True)
+
+
+def _seen_known_at(known_at: datetime) -> Q:
+    return Q(recorded__contains=known_at) | Q(successor_hidden=True, recorded__startswith__lte=known_at)
+
+
+def _seen_valid_at(valid_at: datetime) -> Q:
+    return Q(valid__contains=valid_at) | Q(valid_reopened=True, valid__startswith__lte=valid_at)
 
 
 def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> QuerySet[Claim]:
@@ -66,11 +133,11 @@ def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> Qu
     if f.history:
         pass
     elif f.known_at is None:
-        qs = qs.filter(recorded__upper_inf=True)
+        qs = qs.filter(_seen_current())
     else:
-        qs = qs.filter(recorded__contains=f.known_at)
+        qs = qs.filter(_seen_known_at(f.known_at))
     if f.valid_at is not None:
-        qs = qs.filter(valid__contains=f.valid_at)
+        qs = qs.filter(_seen_valid_at(f.valid_at))
     if f.entity_id is not None:
         qs = qs.filter(Q(subject_id=f.entity_id) | Q(object_entity_id=f.entity_id))
     if f.predicate:
@@ -112,7 +179,7 @@ def claim_get(authority: Authority, claim_id: int) -> ClaimDetail | None:
 def entities_list(authority: Authority, *, text: str | None = None, history: bool = False) -> QuerySet[Entity]:
     """Entities that some visible current claim is about (as subject or object); with `history`, any visible
     claim, current or closed."""
-    visible = _visible(authority) if history else _visible(authority).filter(recorded__upper_inf=True)
+    visible = _visible(authority) if history else _visible(authority).filter(_seen_current())
     qs = Entity.objects.filter(tenant_id__in=list(authority.corpus_tenant_ids)).filter(
         Exists(visible.filter(subject_id=OuterRef("pk"))) | Exists(visible.filter(object_entity_id=OuterRef("pk")))
     )

@@ -2,23 +2,57 @@
 
 from __future__ import annotations
 
+import re
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .authority import Authority
+from .parsers import BIGINT_MAX, BIGINT_MIN, BoundedJSONParser, RequestTooLarge, content_length
+
+_INTEGER = re.compile(r"^[+-]?\d+$")
+# Free-text parameters: a long run of digits there is text to look for, not an id.
+_TEXT_PARAMS = frozenset({"q", "query", "question"})
 
 
 def exception_handler(exc, context):
-    """Django ValidationErrors raised by services become 400s with their message, not 500s."""
+    """Django ValidationErrors raised by services become 400s with their message, not 500s. A DataError is
+    the database refusing a value of the request (NUL, out of range) that no earlier check caught: a 400 too."""
     if isinstance(exc, DjangoValidationError):
-        from rest_framework.exceptions import ValidationError
-
         exc = ValidationError(detail={"detail": exc.messages})
+    elif isinstance(exc, RequestDataTooBig):
+        exc = RequestTooLarge(f"Request body too large: the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+    elif isinstance(exc, DataError):
+        exc = ValidationError(detail={"detail": "A value in this request is invalid (out of range or containing "
+                                                "characters that cannot be stored)."})
     return drf_exception_handler(exc, context)
+
+
+def request_input_check(request, kwargs: dict) -> None:
+    """Refuse what no endpoint can serve before it reaches a query: NUL characters in query parameters (400),
+    integer query parameters beyond bigint (400), integer path ids beyond bigint (404: no such thing) and a JSON
+    body over API_MAX_JSON_BYTES (413; DRF would read the whole body before any parser could look)."""
+    length = content_length(request.META)
+    if length and length > settings.API_MAX_JSON_BYTES and "json" in request.META.get("CONTENT_TYPE", ""):
+        raise RequestTooLarge(f"JSON body too large: the limit is {settings.API_MAX_JSON_BYTES} bytes.")
+    for name, value in kwargs.items():
+        if isinstance(value, int) and not BIGINT_MIN <= value <= BIGINT_MAX:
+            raise NotFound(f"No such {name.removesuffix('_id')}.")
+    for name, values in request.query_params.lists():
+        for value in values:
+            if "\x00" in value or "\x00" in name:
+                raise ValidationError({"detail": f"Query parameter {name!r} contains a NUL character."})
+            if name not in _TEXT_PARAMS and _INTEGER.match(value) and not BIGINT_MIN <= int(value) <= BIGINT_MAX:
+                raise ValidationError({name: [f"must be an integer between {BIGINT_MIN} and {BIGINT_MAX}"]})
 
 
 class AuthorityAPIView(APIView):
@@ -29,6 +63,14 @@ class AuthorityAPIView(APIView):
     #
     # (A comment, not a docstring: drf-spectacular would copy a base-class docstring into every endpoint that
     # lacks its own description. Each endpoint documents itself in its extend_schema.)
+
+    def initial(self, request, *args, **kwargs):
+        request_input_check(request, kwargs)
+        super().initial(request, *args, **kwargs)
+
+    def get_parsers(self):
+        # Every JSON body gets the size, depth, NUL and range checks, whatever parser_classes a view names.
+        return [BoundedJSONParser() if type(p) is JSONParser else p for p in super().get_parsers()]
 
     @property
     def authority(self) -> Authority:

@@ -170,7 +170,12 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "groundwork.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["groundwork.parsers.BoundedJSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
 }
+# Request body limits apply to JSON too (groundwork/parsers.py): a bigger body is a 413 before it is read; a
+# deeper one is a 400. The byte limit leaves room for a document of MAX_UPLOAD_BYTES sent as JSON text.
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64, minimum=2)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Groundwork API",
     "DESCRIPTION": (
@@ -211,6 +216,7 @@ if PRODUCTION:
 # --- Product settings --------------------------------------------------------------------------------
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
+API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
 
 LOGGING = {
@@ -349,3 +355,8 @@ for _gate_name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_SEMANTIC_MIN_COVER
     if env_str(_gate_name) is not None:
         globals()[_gate_name] = env_float(_gate_name, 0.0)
 RETRIEVAL_HINT_MIN_COVERAGE = env_float("RETRIEVAL_HINT_MIN_COVERAGE", 0.6)
+# A hint needs a real question: at least this many common (non-stop) words; rare words and numbers never
+# count (knowledge/retrieval/hints.py), so a guessed code name or figure cannot confirm itself.
+RETRIEVAL_HINT_MIN_TOPIC_WORDS = env_int("RETRIEVAL_HINT_MIN_TOPIC_WORDS", 3, minimum=1)
+# Hidden-record hints one caller's answers may carry per hour (chat/answering.py); past it, no hint.
+ANSWER_HINTS_PER_HOUR = env_int("ANSWER_HINTS_PER_HOUR", 20, minimum=0)

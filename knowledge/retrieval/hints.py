@@ -4,11 +4,21 @@ It answers one question: would a record the caller cannot read have ranked in th
 allowed? It ranks the caller's own tenant (and the platform corpus) without the ACL — never another
 tenant — and returns for each such record only its source system and, when the author maps to a user
 of the tenant, the author's e-mail. Never a title, a snippet, an id, a count or a score.
+
+The probe must not be an oracle for guesses ("is there a record mentioning HEATHERLIGHT / $742,000?"). So it
+never sees the question as asked: it sees only the question's topic words — common English words (whole words
+of the embedding tokenizer's general vocabulary, which does not depend on any tenant's corpus), never numbers,
+identifiers, code names or other rare words — and it stays silent unless there are at least
+RETRIEVAL_HINT_MIN_TOPIC_WORDS of them. A guessed rare word or number therefore cannot change whether a hint
+comes back; only a real question about a topic can.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -18,6 +28,7 @@ from groundwork.authority import Authority
 from groundwork.models import Membership, Principal
 
 from ..access import chunk_access_params
+from ..embedders.onnx import TOKENIZER_PATH
 from ..models import Chunk, Document
 from .fusion import rrf_fuse
 from .lexical import corpus_stats, idf_for, lexical_search, query_lexemes
@@ -33,9 +44,42 @@ class HiddenRecord:
     author_email: str | None
 
 
+# A word as written: letters only, maybe in brackets or quotes, maybe followed by punctuation. A token with a
+# digit, a symbol, an inner hyphen or apostrophe ("KR-1042", "$742,000", "v2", "Acme's") is not a topic word;
+# neither is a mixed-case name ("McKinsey", "iPhone").
+_TOKEN = re.compile(r"[^\s]+")
+_WORD = re.compile(r"^[(\"'\[]*([A-Za-z][a-z]*|[A-Z]+)[)\"'\].,;:!?]*$")
+
+
+@lru_cache(maxsize=1)
+def _common_vocabulary() -> frozenset[str]:
+    """Whole words of the bundled MiniLM WordPiece vocabulary (~21k general-English words, uncased)."""
+    with open(TOKENIZER_PATH, encoding="utf-8") as handle:
+        vocab = json.load(handle)["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isalpha() and w.isascii() and len(w) >= 3)
+
+
+def topic_words(query: str) -> list[str]:
+    """The question's common words, in order, de-duplicated (lower case; stop words are left to Postgres)."""
+    vocab = _common_vocabulary()
+    out: list[str] = []
+    for token in _TOKEN.findall(query or ""):
+        match = _WORD.match(token)
+        if match is None:
+            continue
+        word = match.group(1)
+        if word.isupper() and len(word) > 1:
+            continue  # an acronym or a code name written in capitals
+        word = word.lower()
+        if word in vocab and word not in out:
+            out.append(word)
+    return out
+
+
 def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[HiddenRecord]:
-    query = (query or "").strip()
-    if not query:
+    words = topic_words(query)
+    query = " ".join(words)
+    if not words or len(query_lexemes(query)) < settings.RETRIEVAL_HINT_MIN_TOPIC_WORDS:
         return []
     params = chunk_access_params(authority)
     depth = max(settings.RETRIEVAL_CHANNEL_DEPTH, k * 4)

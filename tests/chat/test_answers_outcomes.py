@@ -63,9 +63,12 @@ def test_hidden_record_gives_a_content_free_hint(world, corpus, no_cache):
 def test_hint_omits_contact_without_a_mapped_author(world, corpus, no_cache):
     from tests.chat.conftest import ingest
 
-    ingest(world, corpus.acme_wiki, external_id="sev", title="Severance terms", body="Severance is twelve weeks.",
+    ingest(world, corpus.acme_wiki, external_id="sev", title="Severance terms",
+           body="Severance pay is twelve weeks of salary for every employee.",
            visibility="restricted", acl=("group:hr",), author="email:ghost@nowhere.test")
-    final = ask_json(world.client(world.member), "How many weeks is severance?").json()
+    # a real question (a two-word guess gets no hint: tests/chat/test_hint_oracle.py)
+    question = "How many weeks of salary does an employee get as severance pay?"
+    final = ask_json(world.client(world.member), question).json()
     assert final["hint"] == {"exists": True, "sources": [{"source_kind": "wiki", "source_name": "Acme wiki"}]}
     assert b"Severance terms" not in ask_json(world.client(world.member), "severance weeks").content
 

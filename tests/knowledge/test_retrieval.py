@@ -287,9 +287,10 @@ def test_hidden_record_hint_is_content_free(world, embedded):
 
 
 def test_hint_omits_contact_when_author_is_not_a_user(world, corpus):
-    ingest(world, corpus.acme_wiki, external_id="anon", title="Severance terms", body="Severance is twelve weeks.",
+    ingest(world, corpus.acme_wiki, external_id="anon", title="Severance terms",
+           body="Severance pay is twelve weeks of salary for every employee.",
            visibility="restricted", acl=("group:hr",), author="email:ghost@nowhere.test")
-    hints = hidden_relevant(world.authority(world.member), "severance weeks", k=5)
+    hints = hidden_relevant(world.authority(world.member), "weeks of severance pay for an employee", k=5)
     assert [(h.source_name, h.author_email) for h in hints] == [("Acme wiki", None)]
 
 

@@ -1,0 +1,104 @@
+"""The hidden-record hint says that something relevant exists; it never confirms a guessed word or figure."""
+
+import random
+
+import pytest
+
+from knowledge.embedding import chunks_embed
+from knowledge.retrieval.hints import hidden_relevant
+from tests.chat.conftest import ask_json, ingest
+
+pytestmark = pytest.mark.django_db
+
+SYLLABLES = ("zor", "vath", "quel", "mira", "dosk", "brin", "tal", "ekko", "fen", "wyr", "gax", "lum", "pry", "soth")
+
+
+def _guesses(rng: random.Random, n: int) -> tuple[list[str], list[str]]:
+    """n code names and n dollar figures, none a word of any vocabulary."""
+    names: set[str] = set()
+    while len(names) < n:
+        names.add("".join(rng.choice(SYLLABLES) for _ in range(3)))
+    figures: set[str] = set()
+    while len(figures) < n:
+        figures.add(f"${rng.randrange(100, 999)},{rng.randrange(0, 999):03d}")
+    return sorted(names), sorted(figures)
+
+
+@pytest.fixture
+def secrets(world, corpus):
+    """Restricted (HR-only) records full of rare words and figures; as many more of each that exist nowhere."""
+    rng = random.Random(11)
+    names, figures = _guesses(rng, 40)
+    inside, outside = (names[:20], figures[:20]), (names[20:], figures[20:])
+    for i, (name, figure) in enumerate(zip(*inside, strict=True)):
+        ingest(world, corpus.acme_wiki, external_id=f"secret-{i}", title=f"Project {name.upper()}",
+               body=f"Project {name.upper()} ({name}) has a budget of {figure} for the robotics team.",
+               visibility="restricted", acl=("group:hr",), author="email:admin@example.test")
+    chunks_embed()
+    return inside, outside
+
+
+def _probes(names: list[str], figures: list[str]) -> list[str]:
+    out = []
+    for guess in [*names, *(n.upper() for n in names), *figures]:
+        out += [guess, f"{guess}?", f"what about {guess}?", f"What about {guess}?"]
+    return out
+
+
+def test_guessed_words_and_figures_get_the_same_hint_rate(world, secrets):
+    member = world.authority(world.member)
+    (in_names, in_figures), (out_names, out_figures) = secrets
+    present, absent = _probes(in_names, in_figures), _probes(out_names, out_figures)
+    assert len(present) == len(absent) == 240
+    rate_present = sum(bool(hidden_relevant(member, q, k=8)) for q in present) / len(present)
+    rate_absent = sum(bool(hidden_relevant(member, q, k=8)) for q in absent) / len(absent)
+    assert abs(rate_present - rate_absent) < 0.05
+    assert (rate_present, rate_absent) == (0.0, 0.0)
+
+
+def test_a_guess_inside_a_real_question_does_not_change_the_hint(world, secrets):
+    member = world.authority(world.member)
+    (in_names, in_figures), (out_names, out_figures) = secrets
+    questions = [f"What is the budget of project {n.upper()} for the robotics team?" for n in in_names + out_names]
+    questions += [f"Which project has a budget of {f} for the robotics team?" for f in in_figures + out_figures]
+    results = {q: hidden_relevant(member, q, k=8) for q in questions}
+    # the topic (a robotics team budget) is in a hidden record: every form hints, the guess changes nothing
+    assert all(results.values())
+    assert len({tuple(r) for r in results.values()}) == 1
+
+
+def test_a_topical_question_still_gets_the_hint(world, corpus):
+    chunks_embed()
+    member = world.authority(world.member)
+    [record] = hidden_relevant(member, "How many people does the workforce plan cut from the robotics team?", k=8)
+    assert (record.source_name, record.author_email) == ("Acme wiki", "admin@example.test")
+    # one or two words are a guess, not a question
+    assert hidden_relevant(member, "workforce plan", k=8) == []
+    assert hidden_relevant(member, "What about CANARY-HR-7731?", k=8) == []
+
+
+def test_the_chat_gives_no_hint_for_a_guess(world, secrets, settings):
+    settings.ANSWER_CACHE_ENABLED = False
+    (in_names, in_figures), (out_names, out_figures) = secrets
+    client = world.client(world.member)
+    for guess in (in_names[0].upper(), in_figures[0], out_names[0].upper(), out_figures[0]):
+        final = ask_json(client, f"What about {guess}?").json()
+        assert final["hint"] is None, guess
+        assert final["outcome"] == "not_found"
+
+
+def test_topic_words_are_common_words_only():
+    from knowledge.retrieval.hints import topic_words
+
+    assert topic_words("What about HEATHERLIGHT and $742,000 in KR-1042 for McKinsey's robotics team?") == [
+        "what", "about", "and", "for", "robotics", "team"]
+
+
+def test_hints_per_caller_are_rate_limited(world, corpus, settings):
+    settings.ANSWER_HINTS_PER_HOUR = 2
+    question = "How many people does the workforce plan cut from the robotics team?"
+    member = world.client(world.member)
+    hints = [ask_json(member, question).json()["hint"] for _ in range(3)]
+    assert [bool(h) for h in hints] == [True, True, False]
+    # another caller has their own allowance
+    assert ask_json(world.client(world.analyst), question).json()["hint"] is not None

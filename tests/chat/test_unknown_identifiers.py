@@ -1,0 +1,61 @@
+"""A question naming a ticket, code or name that no readable record contains is not answered from other
+records: not found, without a word of a record the caller cannot read; whoever can read it gets the answer."""
+
+import pytest
+
+from chat.models import GapEvent
+from tests.chat.conftest import ask_json, ingest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def tickets(world, corpus, settings):
+    settings.ANSWER_CACHE_ENABLED = False
+    ingest(world, corpus.acme_wiki, external_id="t1042", title="Support tickets",
+           body="Ticket KR-1042 is resolved: the VPN certificate was renewed on Monday.")
+    ingest(world, corpus.acme_wiki, external_id="t1043", title="More support tickets",
+           body="Ticket KR-1043 is still open: the printer driver keeps crashing.")
+    ingest(world, corpus.acme_wiki, external_id="t7777", title="HR tickets",
+           body="Ticket KR-7777 is escalated: SECRET-PAYROLL-CANARY salary review for the robotics team.",
+           visibility="restricted", acl=("group:hr",))
+    return corpus
+
+
+def test_an_existing_ticket_is_answered(world, tickets):
+    final = ask_json(world.client(world.member), "What is the status of ticket KR-1042?").json()
+    assert final["outcome"] == "answered"
+    assert "resolved" in final["answer"] and "KR-1043" not in final["answer"]
+
+
+def test_a_ticket_no_record_mentions_is_not_found(world, tickets):
+    final = ask_json(world.client(world.member), "What is the status of ticket KR-9999?").json()
+    assert (final["outcome"], final["citations"]) == ("not_found", [])
+    assert "KR-1042" not in final["answer"] and "KR-1043" not in final["answer"]
+    [gap] = GapEvent.objects.filter(tenant=world.acme)
+    assert gap.kind == "knowledge_missing"
+
+
+def test_a_ticket_only_in_an_unreadable_record_is_not_found_without_a_leak(world, tickets):
+    response = ask_json(world.client(world.member), "What is the status of ticket KR-7777?")
+    final = response.json()
+    assert (final["outcome"], final["citations"]) == ("not_found", [])
+    for secret in (b"SECRET-PAYROLL-CANARY", b"escalated", b"HR tickets", b"KR-1042", b"KR-1043"):
+        assert secret not in response.content
+    # the admin (group hr) reads it: answered from that record
+    admin = ask_json(world.client(world.admin), "What is the status of ticket KR-7777?").json()
+    assert admin["outcome"] == "answered" and "escalated" in admin["answer"]
+
+
+def test_an_unknown_name_is_not_found(world, tickets):
+    assert ask_json(world.client(world.member),
+                    "When did Marcus Lee renew the VPN certificate?").json()["outcome"] == "not_found"
+
+
+def test_question_identifiers():
+    from chat.gate import question_identifiers
+
+    assert question_identifiers("What is the status of ticket KR-9999?") == ["KR-9999"]
+    assert question_identifiers("When did Priya Nair approve INV-2024-0042 in March, on the 1st at 10am?") == [
+        "INV-2024-0042", "Priya", "Nair"]
+    assert question_identifiers("How long do laptop replacements take?") == []
