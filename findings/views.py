@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 from groundwork.selectors import AuthorityDenied, authority_for_user
 
 from . import selectors
-from .api import filters_parse
+from .api import evidence_viewer_url, filters_parse
 from .models import RelationType
 
 
@@ -52,7 +52,9 @@ def claim_detail(request, tenant_slug: str, claim_id: int):
     detail = selectors.claim_get(authority, claim_id)
     if detail is None:
         raise Http404("no such finding")
-    evidence = [(item, *selectors.evidence_segments(item)) for item in detail.evidence]
+    # Each quote opens the in-app record viewer at the quoted characters; the record's own URL is secondary.
+    evidence = [(item, *selectors.evidence_segments(item), evidence_viewer_url(tenant_slug, item))
+                for item in detail.evidence]
     return render(request, "findings/detail.html", {"tenant_slug": tenant_slug, "detail": detail,
                                                     "claim": detail.claim, "evidence": evidence})
 
