@@ -132,7 +132,8 @@ def toc_entries(chunks: list[Chunk]) -> list[TocEntry]:
     entries: list[TocEntry] = []
     previous = None
     for chunk in chunks:
-        label = chunk.location if by_location else chunk.heading_path.split(" > ")[-1] if chunk.heading_path else ""
+        # heading_path starts with the document title ("Title › Section › Sub"); the title alone is no entry.
+        label = chunk.location if by_location else " › ".join(chunk.heading_path.split(" › ")[1:])
         if not label:
             previous = None
             continue

@@ -126,3 +126,42 @@ def test_pages_render_escape_and_guard_membership(world, handover, client):
     assert client.get(f"/t/acme/findings/{tom.pk}/").status_code == 404
     client.force_login(world.outsider)
     assert client.get("/t/acme/findings/").status_code == 404
+
+
+def test_evidence_opens_the_record_viewer_at_the_quote(world, handover, docs, client):
+    """Pages and the API link each quote to the in-app viewer with document offsets; the record's own URL is
+    the secondary link."""
+    from knowledge.models import Document
+
+    priya = handover["Head of Support|Priya Nair"]
+    evidence = priya.evidence.select_related("chunk").get()
+    doc = Document.objects.get(pk=evidence.document_id)
+    start = evidence.chunk.start + evidence.quote_start
+    end = evidence.chunk.start + evidence.quote_end
+    assert doc.text[start:end] == evidence.quote
+    viewer = f"/t/acme/documents/{doc.pk}/#chars={start}-{end}"
+
+    body = world.client(world.admin).get(f"/api/v1/findings/{priya.pk}").json()
+    assert [item["viewer_url"] for item in body["evidence"]] == [viewer]
+
+    client.force_login(world.analyst)
+    page = client.get(f"/t/acme/findings/{priya.pk}/").content.decode()
+    assert f'<a class="quote-link" href="{viewer}"' in page
+    assert f'<a class="viewer-link" href="{viewer}"' in page
+    assert '<a class="record-link" href="https://wiki.test/a" rel="noopener noreferrer nofollow">' in page
+    # and the viewer it points to opens for this caller
+    assert client.get(viewer.split("#")[0]).status_code == 200
+
+
+def test_viewer_url_uses_document_offsets_for_a_later_chunk(world, docs, client):
+    filler = " ".join(f"Filler sentence number {i} about nothing much." for i in range(120))
+    doc, _ = docs.doc("long", filler + "\n\nOn 2025-04-01 Dana Scully became Head of Research.")
+    chunk = doc.chunks.order_by("-ordinal").first()
+    assert chunk.start > 0  # the quote sits in a chunk that does not start the document
+    sentence = "On 2025-04-01 Dana Scully became Head of Research."
+    claims_write(tenant_id=world.acme.pk, label="x",
+                 facts=[fact(chunk, sentence, "Dana Scully", "role", "Head of Research", "2025-04-01")])
+    claim = Claim.objects.get(subject__name="Dana Scully")
+    url = world.client(world.member).get(f"/api/v1/findings/{claim.pk}").json()["evidence"][0]["viewer_url"]
+    start, end = map(int, url.rsplit("#chars=", 1)[1].split("-"))
+    assert doc.text[start:end] == sentence

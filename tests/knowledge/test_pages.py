@@ -325,6 +325,29 @@ def test_table_of_contents_links_chunk_locations(client, world, library):
     assert toc.count("<li>") == (len(chunks) + 1) // 2
 
 
+def test_table_of_contents_falls_back_to_headings(client, world, library):
+    signed_in(client, world.member)
+    page = client.get(f"/t/acme/documents/{library.restricted.pk}/").content.decode()
+    chunk = Chunk.objects.filter(document=library.restricted).order_by("ordinal").last()
+    toc = re.search(r'<nav class="kn-card" id="document-toc".*?</nav>', page, re.S).group(0)
+    assert re.findall(r'<a href="(#chars=\d+-\d+)">([^<]*)</a>', toc)[-1] == (
+        f"#chars={chunk.start}-{chunk.end}", "Incident")
+    assert "Incident review" not in toc  # the title alone is not an entry
+    assert 'id="document-toc"' not in client.get(f"/t/acme/documents/{library.workspace.pk}/").content.decode()
+
+
+def test_list_query_count_does_not_grow_with_rows(client, world, library, django_assert_max_num_queries):
+    signed_in(client, world.admin)
+    client.get("/t/acme/documents/")  # warm the session and caches
+    with django_assert_max_num_queries(12) as few:
+        client.get("/t/acme/documents/")
+    for i in range(20):
+        ingest(world, library.tickets, external_id=f"n{i}", title=f"Note {i}", body="A note.")
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        response = client.get("/t/acme/documents/")
+    assert len(response.context["rows"]) == 22  # the admin is not in engineering: no incident review
+
+
 # --- rendering units -----------------------------------------------------------------------------------------
 
 
