@@ -14,6 +14,7 @@ from django.shortcuts import render
 from rest_framework.exceptions import ValidationError
 
 from groundwork.selectors import AuthorityDenied, authority_for_user
+from knowledge.rendering import external_url
 
 from . import selectors
 from .api import evidence_viewer_url, filters_parse
@@ -53,8 +54,8 @@ def claim_detail(request, tenant_slug: str, claim_id: int):
     if detail is None:
         raise Http404("no such finding")
     # Each quote opens the in-app record viewer at the quoted characters; the record's own URL is secondary.
-    evidence = [(item, *selectors.evidence_segments(item), evidence_viewer_url(tenant_slug, item))
-                for item in detail.evidence]
+    evidence = [(item, *selectors.evidence_segments(item), evidence_viewer_url(tenant_slug, item),
+                 external_url(item.document.record_url)) for item in detail.evidence]
     return render(request, "findings/detail.html", {"tenant_slug": tenant_slug, "detail": detail,
                                                     "claim": detail.claim, "evidence": evidence})
 

@@ -146,6 +146,12 @@ def document_blocks(text: str, fmt: str, *, highlight: tuple[int, int] | None = 
     return blocks
 
 
+def external_url(url: str | None) -> str | None:
+    """A record's own URL when it is safe to link to (http or https only), else None. Ingestion paths other
+    than the API may not validate it, and a `javascript:` record URL must never become a link."""
+    return url if url and re.match(r"https?://[^\s/\\]", url, re.IGNORECASE) and not re.search(r"\s", url) else None
+
+
 def chars_parse(raw: str | None, length: int) -> tuple[int, int] | None:
     """`START-END` (as in `#chars=`) -> a non-empty span clipped to the text, or None when malformed."""
     match = re.fullmatch(r"(\d{1,12})-(\d{1,12})", (raw or "").strip())

@@ -22,7 +22,7 @@ from groundwork.selectors import AuthorityDenied, authority_for_user
 from . import selectors
 from .links import document_viewer_url
 from .models import Chunk, Source, Visibility
-from .rendering import chars_parse, document_blocks
+from .rendering import chars_parse, document_blocks, external_url
 
 PAGE_SIZE = 25
 # The page shows documents, which are untrusted: nothing may load or run from anywhere but our own origin.
@@ -173,5 +173,5 @@ def document_page(request: HttpRequest, tenant_slug: str, document_id: int) -> H
         "toc": toc_entries(view.chunks), "metadata_items": _metadata_items(document.metadata),
         "corpus": "platform" if document.tenant_id == authority.platform_tenant_id else "tenant",
         "restricted": document.visibility != Visibility.WORKSPACE,
-        "acl": view.acl, "is_admin": authority.is_admin,
+        "acl": view.acl, "is_admin": authority.is_admin, "record_url": external_url(document.record_url),
     }))

@@ -366,3 +366,10 @@ def test_chars_parse():
     assert chars_parse("9-3", 100) is None
     assert chars_parse("abc", 100) is None
     assert chars_parse(None, 100) is None
+
+
+def test_unsafe_record_urls_never_become_links(client, world, library):
+    Document.objects.filter(pk=library.workspace.pk).update(record_url="javascript:alert(1)")
+    signed_in(client, world.member)
+    page = client.get(f"/t/acme/documents/{library.workspace.pk}/").content.decode()
+    assert "javascript:" not in page and "Open the original" not in page
