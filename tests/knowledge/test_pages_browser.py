@@ -90,3 +90,22 @@ def test_pages_fit_a_400px_window(live_server, browser, world, wiki):
             "e.getBoundingClientRect().right > window.innerWidth + 0.5)"
             ".map(e => e.tagName + '.' + e.className + '#' + e.id).slice(0, 8)")
         assert scroll_width <= inner_width, (path, wide)
+
+
+def test_pages_have_no_serious_accessibility_violations(live_server, browser, world, wiki):
+    axe_module = pytest.importorskip("axe_selenium_python")
+    doc = ingest(world, wiki, external_id="a11y", title="Accessible", format="markdown",
+                 body="# Heading\n\nSome **text** with a [link](https://example.test/).\n\n"
+                      "| a | b |\n|---|---|\n| 1 | 2 |",
+                 visibility="restricted", acl=("group:hr",), metadata={"team": "people"})
+    start = doc.text.index("Some")
+    browser_login(browser, live_server, world.admin)
+    for path in ("/t/acme/documents/", "/t/acme/documents/?q=zzz", "/t/acme/documents/?source=x",
+                 f"/t/acme/documents/{doc.pk}/#chars={start}-{start + 9}"):
+        browser.get(live_server.url + path)
+        axe = axe_module.Axe(browser)
+        axe.inject()
+        results = axe.run(context={"include": [[".kn-page"]]})
+        assert results["passes"]  # axe really ran over the page
+        serious = [v for v in results["violations"] if v["impact"] in ("serious", "critical")]
+        assert not serious, (path, axe.report(serious))
