@@ -165,3 +165,34 @@ def test_viewer_url_uses_document_offsets_for_a_later_chunk(world, docs, client)
     url = world.client(world.member).get(f"/api/v1/findings/{claim.pk}").json()["evidence"][0]["viewer_url"]
     start, end = map(int, url.rsplit("#chars=", 1)[1].split("-"))
     assert doc.text[start:end] == sentence
+
+
+def test_list_and_entity_rows_link_their_first_readable_quote(world, docs, client):
+    sentence = "Tom Becker is the owner of the Billing Service."
+    secret, c_secret = docs.doc("secret", sentence, visibility="restricted", acl=("group:hr",))
+    open_doc, c_open = docs.doc("open", "Minutes. " + sentence)
+    claims_write(tenant_id=world.acme.pk, label="s", facts=[
+        fact(c_secret, sentence, "Tom Becker", "owns", "Billing Service", "2025-02-01", object_kind="system")])
+    claims_write(tenant_id=world.acme.pk, label="o", facts=[
+        fact(c_open, sentence, "Tom Becker", "owns", "Billing Service", "2025-02-01", object_kind="system")])
+    claim = Claim.objects.get(subject__name="Tom Becker")
+    assert claim.evidence.count() == 2
+
+    def quote_links(path):
+        page = client.get(path).content.decode()
+        return page.split('class="quote-source" href="')[1:]
+
+    secret_start = c_secret.start
+    open_start = c_open.start + c_open.text.index(sentence)
+    client.force_login(world.admin)  # in hr: the first evidence is the restricted record's
+    for path in ("/t/acme/findings/", f"/t/acme/findings/entities/{claim.subject_id}/"):
+        links = quote_links(path)
+        assert len(links) == 1
+        assert links[0].startswith(f"/t/acme/documents/{secret.pk}/#chars={secret_start}-"
+                                   f"{secret_start + len(sentence)}\">secret</a>")
+    client.force_login(world.member)  # not in hr: only the workspace record's quote
+    for path in ("/t/acme/findings/", f"/t/acme/findings/entities/{claim.subject_id}/"):
+        links = quote_links(path)
+        assert len(links) == 1
+        assert links[0].startswith(f"/t/acme/documents/{open_doc.pk}/#chars={open_start}-"
+                                   f"{open_start + len(sentence)}\">open</a>")
