@@ -117,14 +117,18 @@ def _text_html(text: str, mark: tuple[int, int] | None) -> str:
 def _markdown_html(text: str, mark: tuple[int, int] | None) -> tuple[str, bool]:
     """(html, exact): with a mark, the fragment is marked exactly when it renders inside one text run;
     otherwise the caller highlights the whole block."""
+    plain = markdown_render(text)
     if mark is None or _MARK_OPEN in text or _MARK_CLOSE in text:
-        return markdown_render(text), mark is None
+        return plain, mark is None
     a, b = mark
     html = markdown_render(text[:a] + _MARK_OPEN + text[a:b] + _MARK_CLOSE + text[b:])
     i, j = html.find(_MARK_OPEN), html.find(_MARK_CLOSE)
-    if 0 <= i < j and "<" not in html[i:j] and html.count(_MARK_OPEN) == html.count(_MARK_CLOSE) == 1:
+    # Exact only when the markers changed nothing else (one before "# Title" would unmake the heading) and
+    # both landed in one text run.
+    same = html.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "") == plain
+    if same and 0 <= i < j and "<" not in html[i:j] and html.count(_MARK_OPEN) == html.count(_MARK_CLOSE) == 1:
         return html.replace(_MARK_OPEN, "<mark>").replace(_MARK_CLOSE, "</mark>"), True
-    return html.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, ""), False
+    return plain, False
 
 
 def document_blocks(text: str, fmt: str, *, highlight: tuple[int, int] | None = None) -> list[Block]:

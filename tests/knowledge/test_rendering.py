@@ -73,3 +73,13 @@ def test_external_url():
     assert external_url("https://wiki.test/a") == "https://wiki.test/a"
     for bad in ("javascript:alert(1)", "//evil.test/", "/local", "data:text/html,x", "https://a b", "", None):
         assert external_url(bad) is None
+
+
+def test_markdown_highlight_never_changes_the_structure():
+    text = "# Incident\n\nThe **deploy** failed."
+    [heading, body] = document_blocks(text, "markdown", highlight=(0, len(text)))
+    assert heading.html == "<h2>Incident</h2>" and heading.highlighted  # whole block, not a broken heading
+    # spanning an element boundary: the block is highlighted as a whole (the script marks the words)
+    assert body.html == "<p>The <strong>deploy</strong> failed.</p>" and body.highlighted
+    [_, body] = document_blocks(text, "markdown", highlight=(text.index("deploy"), text.index("deploy") + 6))
+    assert body.html == "<p>The <strong><mark>deploy</mark></strong> failed.</p>" and not body.highlighted
