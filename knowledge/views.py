@@ -57,7 +57,8 @@ def _day(raw: str, label: str, errors: list[str]) -> date | None:
 def filters_parse(params) -> tuple[selectors.DocumentFilters, list[str]]:
     """The page's query string -> filters, plus one message per bad value (that filter is then ignored)."""
     errors: list[str] = []
-    text = (params.get("q") or "").strip()[:200] or None
+    # Postgres text cannot hold NUL; a query string can.
+    text = (params.get("q") or "").replace("\x00", "").strip()[:200] or None
     source_id = None
     raw_source = (params.get("source") or "").strip()
     if raw_source:

@@ -122,6 +122,7 @@ def test_pages_render_escape_and_guard_membership(world, handover, client):
     assert "Superseded: " in history and "Priya Nair became Head of Support" in history
     assert client.get(f"/t/acme/findings/entities/{marcus.subject_id}/").status_code == 200
     assert "valid_at" in client.get("/t/acme/findings/", {"valid_at": "soon"}).content.decode()
+    assert client.get("/t/acme/findings/", {"q": "Head\x00", "predicate": "\x00"}).status_code == 200
     client.force_login(world.member)
     assert client.get(f"/t/acme/findings/{tom.pk}/").status_code == 404
     client.force_login(world.outsider)

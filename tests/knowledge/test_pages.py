@@ -113,6 +113,8 @@ def test_full_text_search_goes_through_the_access_path(client, world, library):
     assert titles(client.get("/t/acme/documents/", {"q": "citation"})) == ["Citation guide"]  # by title
     assert titles(client.get("/t/acme/documents/", {"q": '"deploy pipeline" -laptop'})) == ["Incident review"]
     assert titles(client.get("/t/acme/documents/", {"q": "leased"})) == []  # globex text: never
+    for odd in ("\x00", '"unbalanced', "a & | ! :* (", "-", "ü" * 500):
+        assert client.get("/t/acme/documents/", {"q": odd}).status_code == 200
     signed_in(client, world.analyst)
     assert titles(client.get("/t/acme/documents/", {"q": "zeppelin"})) == []  # restricted text: not for them
 
