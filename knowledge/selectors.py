@@ -127,7 +127,7 @@ def documents_exist(authority: Authority) -> bool:
 class DocumentView:
     document: Document
     chunks: list[Chunk]
-    acl: list[Principal] | None  # tenant admins only: the ACL principals; None for everyone else
+    acl: list[Principal] | None  # the ACL principals for admins of the document's tenant; else None
 
 
 def document_view(authority: Authority, document_id: int) -> DocumentView | None:
@@ -140,6 +140,7 @@ def document_view(authority: Authority, document_id: int) -> DocumentView | None
     chunks = list(readable_chunks(authority).filter(document_id=document.pk).order_by("ordinal")
                   .only("id", "ordinal", "start", "end", "location", "heading_path"))
     acl = None
-    if authority.is_admin:
+    # Admins see who may read their own tenant's records; the platform corpus's ACL is not theirs to see.
+    if authority.is_admin and document.tenant_id == authority.tenant_id:
         acl = list(document.acl_principals.select_related("user").order_by("kind", "key"))
     return DocumentView(document=document, chunks=chunks, acl=acl)

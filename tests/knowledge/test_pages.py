@@ -245,6 +245,8 @@ def test_acl_panel_for_admins_only_with_labels(client, world, library):
         .content.decode()
     workspace = client.get(f"/t/acme/documents/{library.workspace.pk}/").content.decode()
     assert "Everyone in the workspace." in workspace
+    platform = client.get(f"/t/acme/documents/{library.platform.pk}/").content.decode()
+    assert "Who may read it" not in platform  # the platform corpus's access is not acme's to see
 
     signed_in(client, world.member)
     page = client.get(f"/t/acme/documents/{library.restricted.pk}/").content.decode()
