@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from groundwork.api import AuthorityAPIView
 from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
+from knowledge.links import document_viewer_url
 
 from . import selectors
 
@@ -62,6 +63,13 @@ def filters_parse(params) -> selectors.ClaimFilters:
     )
 
 
+def evidence_viewer_url(tenant_slug: str, item) -> str:
+    """The record viewer at one piece of evidence. Quote offsets are chunk-relative; the viewer's are offsets
+    into the document text, where the chunk starts at `chunk.start`."""
+    start = item.chunk.start + item.quote_start
+    return document_viewer_url(tenant_slug, item.document_id, start, start + (item.quote_end - item.quote_start))
+
+
 class EntityRef(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
@@ -97,6 +105,11 @@ class EvidenceOutput(serializers.Serializer):
     quote = serializers.CharField()
     quote_start = serializers.IntegerField()
     quote_end = serializers.IntegerField()
+    viewer_url = serializers.SerializerMethodField(
+        help_text="The in-app record viewer at the quoted characters (`/t/<tenant>/documents/<id>/#chars=S-E`)")
+
+    def get_viewer_url(self, item) -> str:
+        return evidence_viewer_url(self.context["tenant_slug"], item)
 
 
 class ClaimDetailOutput(ClaimOutput):
@@ -143,7 +156,8 @@ class ClaimDetailApi(AuthorityAPIView):
         if detail is None:
             raise NotFound()
         payload = dict(ClaimOutput(detail.claim).data)
-        payload["evidence"] = EvidenceOutput(detail.evidence, many=True).data
+        payload["evidence"] = EvidenceOutput(detail.evidence, many=True,
+                                             context={"tenant_slug": self.authority.tenant_slug}).data
         payload["supersedes"] = ClaimOutput(detail.superseded, many=True).data
         payload["superseded_by_claim"] = ClaimOutput(detail.superseded_by).data if detail.superseded_by else None
         return Response(payload)

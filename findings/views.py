@@ -14,9 +14,10 @@ from django.shortcuts import render
 from rest_framework.exceptions import ValidationError
 
 from groundwork.selectors import AuthorityDenied, authority_for_user
+from knowledge.rendering import external_url
 
 from . import selectors
-from .api import filters_parse
+from .api import evidence_viewer_url, filters_parse
 from .models import RelationType
 
 
@@ -27,16 +28,33 @@ def _authority(request, tenant_slug: str):
         raise Http404("no such tenant") from denied
 
 
+def _quote_links(authority, tenant_slug: str, claims: list) -> list:
+    """Give each claim `quoted`: (document title, viewer URL) of its first readable evidence — one query for the
+    whole page, through the same evidence access as everything else."""
+    first = (selectors.readable_evidence(authority).filter(claim_id__in=[c.pk for c in claims])
+             .select_related("chunk", "document").order_by("claim_id", "id").distinct("claim_id")
+             .only("id", "claim_id", "document_id", "quote_start", "quote_end", "chunk__start", "document__title"))
+    by_claim = {item.claim_id: (item.document.title, evidence_viewer_url(tenant_slug, item)) for item in first}
+    for claim in claims:
+        claim.quoted = by_claim.get(claim.pk)
+    return claims
+
+
 @login_required
 def findings_list(request, tenant_slug: str):
     authority = _authority(request, tenant_slug)
     error = None
+    # Postgres text cannot hold NUL; a query string can (it would fail the query, not the input).
+    params = request.GET.copy()
+    for key in params:
+        params.setlist(key, [value.replace("\x00", "") for value in params.getlist(key)])
     try:
-        filters = filters_parse(request.GET)
+        filters = filters_parse(params)
     except ValidationError as exc:
         error = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.detail.items())
         filters = selectors.ClaimFilters()
     page = Paginator(selectors.claims_list(authority, filters), 50).get_page(request.GET.get("page"))
+    page.object_list = _quote_links(authority, tenant_slug, list(page.object_list))
     keep = request.GET.copy()
     keep.pop("page", None)
     return render(request, "findings/list.html", {
@@ -52,7 +70,9 @@ def claim_detail(request, tenant_slug: str, claim_id: int):
     detail = selectors.claim_get(authority, claim_id)
     if detail is None:
         raise Http404("no such finding")
-    evidence = [(item, *selectors.evidence_segments(item)) for item in detail.evidence]
+    # Each quote opens the in-app record viewer at the quoted characters; the record's own URL is secondary.
+    evidence = [(item, *selectors.evidence_segments(item), evidence_viewer_url(tenant_slug, item),
+                 external_url(item.document.record_url)) for item in detail.evidence]
     return render(request, "findings/detail.html", {"tenant_slug": tenant_slug, "detail": detail,
                                                     "claim": detail.claim, "evidence": evidence})
 
@@ -64,4 +84,5 @@ def entity_detail(request, tenant_slug: str, entity_id: int):
     if entity is None:
         raise Http404("no such entity")
     claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk, history=True))[:200]
+    claims = _quote_links(authority, tenant_slug, list(claims))
     return render(request, "findings/entity.html", {"tenant_slug": tenant_slug, "entity": entity, "claims": claims})

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api
+from . import api, views
 from .retrieval import api as retrieval_api
 
 api_urlpatterns = [
@@ -13,4 +13,7 @@ api_urlpatterns = [
     path("search", retrieval_api.SearchApi.as_view(), name="search"),
     path("ground", retrieval_api.GroundApi.as_view(), name="ground"),
 ]
-page_urlpatterns: list = []
+page_urlpatterns = [
+    path("documents/", views.documents_page, name="documents"),
+    path("documents/<int:document_id>/", views.document_page, name="document"),
+]

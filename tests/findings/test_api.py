@@ -122,7 +122,78 @@ def test_pages_render_escape_and_guard_membership(world, handover, client):
     assert "Superseded: " in history and "Priya Nair became Head of Support" in history
     assert client.get(f"/t/acme/findings/entities/{marcus.subject_id}/").status_code == 200
     assert "valid_at" in client.get("/t/acme/findings/", {"valid_at": "soon"}).content.decode()
+    assert client.get("/t/acme/findings/", {"q": "Head\x00", "predicate": "\x00"}).status_code == 200
     client.force_login(world.member)
     assert client.get(f"/t/acme/findings/{tom.pk}/").status_code == 404
     client.force_login(world.outsider)
     assert client.get("/t/acme/findings/").status_code == 404
+
+
+def test_evidence_opens_the_record_viewer_at_the_quote(world, handover, docs, client):
+    """Pages and the API link each quote to the in-app viewer with document offsets; the record's own URL is
+    the secondary link."""
+    from knowledge.models import Document
+
+    priya = handover["Head of Support|Priya Nair"]
+    evidence = priya.evidence.select_related("chunk").get()
+    doc = Document.objects.get(pk=evidence.document_id)
+    start = evidence.chunk.start + evidence.quote_start
+    end = evidence.chunk.start + evidence.quote_end
+    assert doc.text[start:end] == evidence.quote
+    viewer = f"/t/acme/documents/{doc.pk}/#chars={start}-{end}"
+
+    body = world.client(world.admin).get(f"/api/v1/findings/{priya.pk}").json()
+    assert [item["viewer_url"] for item in body["evidence"]] == [viewer]
+
+    client.force_login(world.analyst)
+    page = client.get(f"/t/acme/findings/{priya.pk}/").content.decode()
+    assert f'<a class="quote-link" href="{viewer}"' in page
+    assert f'<a class="viewer-link" href="{viewer}"' in page
+    assert '<a class="record-link" href="https://wiki.test/a" rel="noopener noreferrer nofollow">' in page
+    # and the viewer it points to opens for this caller
+    assert client.get(viewer.split("#")[0]).status_code == 200
+
+
+def test_viewer_url_uses_document_offsets_for_a_later_chunk(world, docs, client):
+    filler = " ".join(f"Filler sentence number {i} about nothing much." for i in range(120))
+    doc, _ = docs.doc("long", filler + "\n\nOn 2025-04-01 Dana Scully became Head of Research.")
+    chunk = doc.chunks.order_by("-ordinal").first()
+    assert chunk.start > 0  # the quote sits in a chunk that does not start the document
+    sentence = "On 2025-04-01 Dana Scully became Head of Research."
+    claims_write(tenant_id=world.acme.pk, label="x",
+                 facts=[fact(chunk, sentence, "Dana Scully", "role", "Head of Research", "2025-04-01")])
+    claim = Claim.objects.get(subject__name="Dana Scully")
+    url = world.client(world.member).get(f"/api/v1/findings/{claim.pk}").json()["evidence"][0]["viewer_url"]
+    start, end = map(int, url.rsplit("#chars=", 1)[1].split("-"))
+    assert doc.text[start:end] == sentence
+
+
+def test_list_and_entity_rows_link_their_first_readable_quote(world, docs, client):
+    sentence = "Tom Becker is the owner of the Billing Service."
+    secret, c_secret = docs.doc("secret", sentence, visibility="restricted", acl=("group:hr",))
+    open_doc, c_open = docs.doc("open", "Minutes. " + sentence)
+    claims_write(tenant_id=world.acme.pk, label="s", facts=[
+        fact(c_secret, sentence, "Tom Becker", "owns", "Billing Service", "2025-02-01", object_kind="system")])
+    claims_write(tenant_id=world.acme.pk, label="o", facts=[
+        fact(c_open, sentence, "Tom Becker", "owns", "Billing Service", "2025-02-01", object_kind="system")])
+    claim = Claim.objects.get(subject__name="Tom Becker")
+    assert claim.evidence.count() == 2
+
+    def quote_links(path):
+        page = client.get(path).content.decode()
+        return page.split('class="quote-source" href="')[1:]
+
+    secret_start = c_secret.start
+    open_start = c_open.start + c_open.text.index(sentence)
+    client.force_login(world.admin)  # in hr: the first evidence is the restricted record's
+    for path in ("/t/acme/findings/", f"/t/acme/findings/entities/{claim.subject_id}/"):
+        links = quote_links(path)
+        assert len(links) == 1
+        assert links[0].startswith(f"/t/acme/documents/{secret.pk}/#chars={secret_start}-"
+                                   f"{secret_start + len(sentence)}\">secret</a>")
+    client.force_login(world.member)  # not in hr: only the workspace record's quote
+    for path in ("/t/acme/findings/", f"/t/acme/findings/entities/{claim.subject_id}/"):
+        links = quote_links(path)
+        assert len(links) == 1
+        assert links[0].startswith(f"/t/acme/documents/{open_doc.pk}/#chars={open_start}-"
+                                   f"{open_start + len(sentence)}\">open</a>")
