@@ -76,6 +76,8 @@ class AnswerOutput(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["grounding", "conversational"])
     corpus = serializers.ChoiceField(choices=["tenant", "empty"])
     citations = CitationOutput(many=True)
+    sources = CitationOutput(many=True, required=False,
+                             help_text="final event: every source under its final label, cited ones first")
     hint = HintOutput(allow_null=True)
     verification = serializers.DictField()
 

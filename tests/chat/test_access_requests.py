@@ -165,3 +165,9 @@ def test_manage_cards_are_registered():
     sections = {s.key: s for s in manage_sections()}
     assert sections["access-requests"].url_name == "pages:access-requests"
     assert sections["gaps"].url_name == "pages:gaps" and sections["gaps"].role == "admin"
+
+
+def test_openapi_documents_access_requests_and_source_fields(client, db):
+    schema = client.get("/api/schema/").content
+    assert b"/api/v1/access-requests" in schema
+    assert b"viewer_url" in schema and b"fragment_html" in schema and b"location" in schema
