@@ -239,9 +239,11 @@ class AccessRequestDetailOutput(AccessRequestOutput):
     records = AccessRequestRecordOutput(many=True, required=False, help_text="tenant admins only")
 
 
+class AccessRequestInput(serializers.Serializer):
+    answer_id = serializers.IntegerField(help_text="the answer (message_id) whose hint names hidden records")
+
+
 class AccessRequestApi(AuthorityAPIView):
-    class InputSerializer(serializers.Serializer):
-        answer_id = serializers.IntegerField()
 
     @extend_schema(
         summary="Request access to the records behind a hint",
@@ -250,12 +252,12 @@ class AccessRequestApi(AuthorityAPIView):
             "201 with the new request, 200 with the open one on a repeat, 404 for an answer that is not yours "
             "or has no hint. The records themselves are never named in the response."
         ),
-        request=InputSerializer,
+        request=AccessRequestInput,
         responses={201: AccessRequestOutput, 200: AccessRequestOutput,
                    404: OpenApiResponse(description="No such answer")},
     )
     def post(self, request, **kwargs):
-        data = self.InputSerializer(data=request.data)
+        data = AccessRequestInput(data=request.data)
         data.is_valid(raise_exception=True)
         message = message_access(self.authority, data.validated_data["answer_id"])
         if message is None:
