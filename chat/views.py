@@ -87,6 +87,10 @@ def access_request_resolve_page(request, tenant_slug: str, access_request_id: in
         return redirect("pages:access-requests", tenant_slug=authority.tenant_slug)
     if decision == "grant":
         messages.success(request, f"Access granted to {len(granted)} record(s).")
+        left = len(set(access_request.document_ids) - set(granted))
+        if left:
+            messages.warning(request, f"{left} record(s) you cannot read (or that are no longer there) were left "
+                                      "unchanged.")
     else:
         messages.success(request, "Request declined.")
     return redirect("pages:access-requests", tenant_slug=authority.tenant_slug)
