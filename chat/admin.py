@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from chat.models import AnswerCache, Conversation, GapEvent, Message
+from chat.models import AccessRequest, AnswerCache, Conversation, GapEvent, Message
 
 
 @admin.register(GapEvent)
@@ -34,3 +34,12 @@ class AnswerCacheAdmin(admin.ModelAdmin):
     exclude = ("embedding",)
     readonly_fields = ("tenant", "principal_hash", "provider", "question_key", "question", "embedding_model", "answer",
                        "citations", "document_ids", "hits", "created_at")
+
+
+@admin.register(AccessRequest)
+class AccessRequestAdmin(admin.ModelAdmin):
+    """Read-only: requests are resolved on the tenant's Manage page (grant goes through the document ACL)."""
+
+    list_display = ("pk", "tenant", "requester", "status", "created_at", "resolved_at")
+    list_filter = ("tenant", "status")
+    readonly_fields = [f.name for f in AccessRequest._meta.fields]

@@ -15,14 +15,14 @@ from typing import Any
 from django.conf import settings
 
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
-from chat.citations import all_citations, citations_for
+from chat.citations import all_citations, citations_for, relabel_by_first_use
 from chat.evidence import Evidence
 from chat.grounding import Grounding, PartResult, ground_question, hidden_probe, hint_payload
 from chat.models import Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
 from chat.providers.base import NOT_FOUND_TEXT, stream_text
 from chat.rendering import render_answer_html
-from chat.selectors import conversation_history, hints_recently_given
+from chat.selectors import citations_present, conversation_history, hints_recently_given
 from chat.services import answer_record, evidence_from_citation, gap_event_record
 from chat.streaming import LabelHoldBack
 from groundwork.authority import Authority
@@ -40,9 +40,9 @@ def answer_html(answer: str, label_map: dict[str, Evidence]) -> str:
     return render_answer_html(answer, label_map, allowed_links={e.record_url for e in label_map.values()})
 
 
-def _citation_dicts(label_map: dict[str, Evidence], text: str | None = None) -> list[dict]:
+def _citation_dicts(authority: Authority, label_map: dict[str, Evidence], text: str | None = None) -> list[dict]:
     citations = all_citations(label_map) if text is None else citations_for(text, label_map)
-    return [c.as_dict() for c in citations]
+    return citations_present(authority, [c.as_dict() for c in citations])
 
 
 def _decisive_parts(groundings: list[Grounding]) -> list[PartResult]:
@@ -98,7 +98,7 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
             removed.extend(label for label in holdback.removed if label not in removed)
             holdback = LabelHoldBack(label_map.keys())
             sources_sent = True
-            yield AnswerEvent("sources", {"sources": _citation_dicts(label_map)})
+            yield AnswerEvent("sources", {"sources": _citation_dicts(authority, label_map)})
             text = holdback.feed(held) if held else ""
             if text:
                 pieces.append(text)
@@ -129,7 +129,12 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
         answer = "".join(pieces)
     if done.mode == Mode.CONVERSATIONAL:
         label_map = {}
-    citations = _citation_dicts(label_map, answer) if done.mode == Mode.GROUNDING else []
+    # Labels as the reader sees them: S1..Sn in the order the answer first cites them. The extractive
+    # provider streamed them that way already (identity here); a model's answer is only known now, so the
+    # final event carries the renumbered answer and the client re-renders from it.
+    if done.mode == Mode.GROUNDING:
+        answer, label_map = relabel_by_first_use(answer, label_map)
+    citations = _citation_dicts(authority, label_map, answer) if done.mode == Mode.GROUNDING else []
     if done.mode == Mode.GROUNDING:
         hidden_probe(authority, done.groundings)
     parts = _decisive_parts(done.groundings)
@@ -154,11 +159,11 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
         answer_cache_put(authority, provider=provider.cache_id, key=key, question=question, answer=answer,
                          citations=citations)
     yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=removed, cached=False,
-                                      error=done.error))
+                                      error=done.error, sources=_citation_dicts(authority, label_map)))
 
 
 def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: list[str], cached: bool,
-           error: str | None) -> dict[str, Any]:
+           error: str | None, sources: list[dict]) -> dict[str, Any]:
     return {
         "message_id": message.pk,
         "conversation_id": message.conversation_id,
@@ -168,6 +173,8 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "mode": message.mode,
         "corpus": message.corpus,
         "citations": message.citations,
+        # Every source under its final label (cited ones first): what the panel shows.
+        "sources": sources,
         "hint": message.hint,
         "verification": message.verification,
         "removed_labels": removed,
@@ -178,7 +185,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
 
 def _serve_cached(authority: Authority, *, question: str, conversation: Conversation, citations: list[dict],
                   answer: str) -> Iterator[AnswerEvent]:
-    public = [{k: v for k, v in c.items() if k != "content_hash"} for c in citations]
+    public = citations_present(authority, [{k: v for k, v in c.items() if k != "content_hash"} for c in citations])
     label_map = {c["label"]: evidence_from_citation(c) for c in public}
     yield AnswerEvent("sources", {"sources": public})
     for delta in stream_text(answer):
@@ -187,4 +194,4 @@ def _serve_cached(authority: Authority, *, question: str, conversation: Conversa
                             outcome=Outcome.ANSWERED, mode=Mode.GROUNDING, corpus="tenant", citations=public,
                             hint=None, verify=True)
     yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=[], cached=True,
-                                      error=None))
+                                      error=None, sources=public))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from django.http import Http404, StreamingHttpResponse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -13,13 +14,16 @@ from rest_framework.response import Response
 
 from chat.answering import AnswerEvent, answer_events, answer_html
 from chat.selectors import (
+    access_request_payload,
+    access_requests_for,
+    citations_present,
     conversation_access,
     conversation_messages,
     conversations_for,
     gap_events_by_frequency,
     message_access,
 )
-from chat.services import conversation_start, evidence_from_citation
+from chat.services import AccessRequestRefused, access_request_create, conversation_start, evidence_from_citation
 from chat.streaming import sse_comment, sse_event
 from groundwork.api import AuthorityAPIView
 from groundwork.permissions import IsTenantAdmin
@@ -47,6 +51,9 @@ class CitationOutput(serializers.Serializer):
     fragment = serializers.CharField()
     start = serializers.IntegerField()
     end = serializers.IntegerField()
+    viewer_url = serializers.CharField(help_text="the in-app record viewer at this fragment (primary link)")
+    location = serializers.CharField(help_text='where the fragment sits, e.g. "page 3"; empty when unknown')
+    fragment_html = serializers.CharField(help_text="the fragment as sanitised HTML")
 
 
 class HintSourceOutput(serializers.Serializer):
@@ -69,16 +76,18 @@ class AnswerOutput(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["grounding", "conversational"])
     corpus = serializers.ChoiceField(choices=["tenant", "empty"])
     citations = CitationOutput(many=True)
+    sources = CitationOutput(many=True, required=False,
+                             help_text="final event: every source under its final label, cited ones first")
     hint = HintOutput(allow_null=True)
     verification = serializers.DictField()
 
 
-def message_payload(message) -> dict:
+def message_payload(authority, message) -> dict:
     label_map = {c["label"]: evidence_from_citation(c) for c in message.citations}
     return {
         "message_id": message.pk, "conversation_id": message.conversation_id, "answer": message.content,
         "html": answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
-        "corpus": message.corpus, "citations": message.citations, "hint": message.hint,
+        "corpus": message.corpus, "citations": citations_present(authority, message.citations), "hint": message.hint,
         "verification": message.verification,
     }
 
@@ -146,7 +155,7 @@ class AnswerDetailApi(AuthorityAPIView):
         message = message_access(self.authority, message_id)
         if message is None:
             raise Http404
-        return Response(message_payload(message))
+        return Response(message_payload(self.authority, message))
 
 
 class ConversationOutput(serializers.Serializer):
@@ -198,7 +207,7 @@ class ConversationDetailApi(AuthorityAPIView):
             if message.role == "user":
                 messages.append({"role": "user", "content": message.content})
             else:
-                messages.append({"role": "assistant", **message_payload(message)})
+                messages.append({"role": "assistant", **message_payload(self.authority, message)})
         return Response({**ConversationOutput(conversation).data, "messages": messages})
 
 
@@ -222,3 +231,67 @@ class GapEventListApi(AuthorityAPIView):
                    responses={200: GapEventOutput(many=True)})
     def get(self, request, **kwargs):
         return Response(GapEventOutput(gap_events_by_frequency(self.authority)[:200], many=True).data)
+
+
+class AccessRequestOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["open", "granted", "declined"])
+    created_at = serializers.DateTimeField()
+
+
+class AccessRequestRecordOutput(serializers.Serializer):
+    readable = serializers.BooleanField(help_text="false: a record you cannot read (nothing else is said)")
+    document_id = serializers.IntegerField(required=False)
+    title = serializers.CharField(required=False)
+    viewer_url = serializers.CharField(required=False)
+
+
+class AccessRequestDetailOutput(AccessRequestOutput):
+    question = serializers.CharField()
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    requester = serializers.CharField(required=False, help_text="tenant admins only")
+    records = AccessRequestRecordOutput(many=True, required=False, help_text="tenant admins only")
+
+
+class AccessRequestInput(serializers.Serializer):
+    answer_id = serializers.IntegerField(help_text="the answer (message_id) whose hint names hidden records")
+
+
+class AccessRequestApi(AuthorityAPIView):
+
+    @extend_schema(
+        summary="Request access to the records behind a hint",
+        description=(
+            "For an answer of yours that carries a hidden-record hint: asks the tenant's admins for access. "
+            "201 with the new request, 200 with the open one on a repeat, 404 for an answer that is not yours "
+            "or has no hint. The records themselves are never named in the response."
+        ),
+        request=AccessRequestInput,
+        responses={201: AccessRequestOutput, 200: AccessRequestOutput,
+                   404: OpenApiResponse(description="No such answer")},
+    )
+    def post(self, request, **kwargs):
+        data = AccessRequestInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        message = message_access(self.authority, data.validated_data["answer_id"])
+        if message is None:
+            raise Http404
+        manage_url = request.build_absolute_uri(
+            reverse("pages:access-requests", kwargs={"tenant_slug": self.authority.tenant_slug}))
+        try:
+            access_request, created = access_request_create(self.authority, message=message, manage_url=manage_url)
+        except AccessRequestRefused as refused:
+            if refused.status == 404:
+                raise Http404 from refused
+            return Response({"detail": refused.message}, status=refused.status)
+        return Response(AccessRequestOutput(access_request).data, status=201 if created else 200)
+
+    @extend_schema(
+        summary="Access requests",
+        description="Tenant admins: every request of the tenant, with who asked, the question and the records "
+                    "(title and viewer link, or a record you cannot read). Others: their own requests.",
+        responses={200: AccessRequestDetailOutput(many=True)},
+    )
+    def get(self, request, **kwargs):
+        rows = access_requests_for(self.authority)[:200]
+        return Response([access_request_payload(self.authority, r) for r in rows])

@@ -107,3 +107,23 @@ def citations_for(text: str, label_map: Mapping[str, Evidence]) -> list[Citation
 def all_citations(label_map: Mapping[str, Evidence]) -> list[Citation]:
     """Every source given to the model, in label order: streamed first so labels are clickable on arrival."""
     return [citation_for(label, item) for label, item in label_map.items()]
+
+
+def relabel_by_first_use(text: str, label_map: Mapping[str, Evidence]) -> tuple[str, dict[str, Evidence]]:
+    """Renumber labels S1..Sk in the order the text first cites them, sources never cited after them.
+
+    Returns the rewritten text and the relabelled map (cited sources first, in citation order). Labels the
+    text uses that are not in `label_map` are dropped first, so a renumbered label can never collide with
+    an invented one.
+    """
+    clean, _ = strip_invalid_labels(text, label_map.keys())
+    order = [label for label in find_labels(clean) if label in label_map]
+    order += [label for label in label_map if label not in order]
+    mapping = {old: f"S{index}" for index, old in enumerate(order, start=1)}
+    if all(old == new for old, new in mapping.items()):
+        return clean, dict(label_map)
+
+    def rewrite(match: re.Match[str]) -> str:
+        return _LABEL_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), match.group(0))
+
+    return GROUP_RE.sub(rewrite, clean), {mapping[old]: label_map[old] for old in order}

@@ -21,7 +21,7 @@ from chat.terms import content_words, key_terms, stem
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
 from knowledge.retrieval import Hit, RetrievalUnavailable, hybrid_search
-from knowledge.retrieval.hints import HiddenRecord, hidden_relevant
+from knowledge.retrieval.hints import HiddenRecord, hidden_relevant, hidden_relevant_document_ids
 from knowledge.retrieval.lexical import corpus_stats, idf_for, query_lexemes
 
 # " and ", "?" and ";" split a compound question; a piece without key terms of its own ("and why?") is
@@ -194,6 +194,16 @@ def hidden_probe(authority: Authority, groundings: list[Grounding], *, k: int | 
         for part in grounding.parts:
             if part.unavailable is None:
                 part.hidden = hidden_relevant(authority, part.question, k=k)
+
+
+def hidden_document_ids(authority: Authority, question: str, *, k: int | None = None) -> list[int]:
+    """The records behind a question's hint, by the same probe over the same sub-questions. Server-side only:
+    an access request records them for the tenant's admins; the asker never sees them."""
+    k = k or settings.ANSWER_TOP_K
+    ids: list[int] = []
+    for part in split_question(question):
+        ids.extend(i for i in hidden_relevant_document_ids(authority, part, k=k) if i not in ids)
+    return ids
 
 
 def ground_question(authority: Authority, question: str) -> Grounding:

@@ -131,3 +131,42 @@ class AnswerCache(models.Model):
 
     def __str__(self) -> str:
         return self.question[:60]
+
+
+class AccessRequest(models.Model):
+    """A reader asking the tenant's admins for the records behind a hidden-record hint.
+
+    `document_ids` are computed on the server, under the requester's authority, by the same probe that made
+    the hint; they are shown to admins only, never returned to the requester.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        GRANTED = "granted"
+        DECLINED = "declined"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    requester = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="access_requests")
+    question = models.TextField()
+    document_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["requester", "message"], condition=Q(status="open"),
+                                    name="chat_access_request_one_open"),
+            models.CheckConstraint(
+                condition=(Q(status="open") & Q(resolved_at__isnull=True))
+                | (~Q(status="open") & Q(resolved_at__isnull=False)),
+                name="chat_access_request_resolved_when_closed",
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "status", "-created_at"], name="chat_access_req_tenant_idx")]
+
+    def __str__(self) -> str:
+        return f"access request {self.pk} ({self.status})"

@@ -107,6 +107,26 @@ def render_answer_html(
     )
 
 
+FRAGMENT_TAGS = ALLOWED_TAGS - {"a"}
+
+
+def render_fragment_html(text: str) -> str:
+    """A record's fragment (untrusted Markdown) as safe HTML for the evidence panel. No links at all: the
+    panel links to the record itself, and a link copied out of a hostile record must not become clickable
+    (nor pose as one of our citation links). Headings are demoted like the answer's."""
+    html = markdown.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
+    html = re.sub(r"<(/?)h[12]>", r"<\1h3>", html)
+    return nh3.clean(
+        html,
+        tags=set(FRAGMENT_TAGS),
+        clean_content_tags=set(DROPPED_WITH_CONTENT),
+        attributes={},
+        url_schemes=set(LINK_SCHEMES),
+        link_rel=None,
+        strip_comments=True,
+    )
+
+
 def sanitise_html(html: str) -> str:
     return nh3.clean(
         html,

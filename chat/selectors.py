@@ -8,8 +8,11 @@ from datetime import timedelta
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from chat.models import Conversation, GapEvent, Message
+from chat.models import AccessRequest, Conversation, GapEvent, Message
+from chat.rendering import render_fragment_html
 from groundwork.authority import Authority
+from knowledge.access import readable_chunks, readable_documents
+from knowledge.links import document_viewer_url
 
 
 def _owner_q(authority: Authority, prefix: str = "") -> Q:
@@ -55,3 +58,60 @@ def hints_recently_given(authority: Authority, *, hours: int = 1) -> int:
     since = timezone.now() - timedelta(hours=hours)
     return Message.objects.filter(_owner_q(authority, "conversation__"), role=Message.Role.ASSISTANT,
                                   hint__isnull=False, created_at__gte=since).count()
+
+
+def citations_present(authority: Authority, citations: list[dict]) -> list[dict]:
+    """Citations as clients show them: each with the in-app viewer link to its fragment (`viewer_url`), the
+    chunk's `location` ("page 3") and the fragment as sanitised HTML (`fragment_html`). Fields a stored
+    citation already has are kept; locations come from chunks the caller can read (one query)."""
+    missing = [c["chunk_id"] for c in citations if "location" not in c]
+    locations = (dict(readable_chunks(authority).filter(pk__in=missing).values_list("pk", "location"))
+                 if missing else {})
+    out = []
+    for citation in citations:
+        item = dict(citation)
+        item.setdefault("viewer_url", document_viewer_url(authority.tenant_slug, item["document_id"],
+                                                          item.get("start"), item.get("end")))
+        item.setdefault("location", locations.get(item["chunk_id"], ""))
+        item.setdefault("fragment_html", render_fragment_html(item.get("fragment", "")))
+        out.append(item)
+    return out
+
+
+def access_requests_for(authority: Authority) -> QuerySet[AccessRequest]:
+    """Tenant admins: every request of their tenant. Everyone else: only their own."""
+    qs = AccessRequest.objects.filter(tenant_id=authority.tenant_id)
+    if not authority.is_admin:
+        qs = qs.filter(requester_id=authority.user_id) if authority.user_id is not None else qs.none()
+    return qs.select_related("requester", "resolved_by").order_by("-created_at", "-pk")
+
+
+def access_request_access(authority: Authority, access_request_id: int) -> AccessRequest | None:
+    return access_requests_for(authority).filter(pk=access_request_id).first()
+
+
+def access_request_records(authority: Authority, document_ids: list[int]) -> list[dict]:
+    """The requested records as the (admin) caller may see them: title and viewer link for those they can
+    read; `{"readable": False}` for the others, with nothing about them."""
+    readable = dict(readable_documents(authority).filter(pk__in=document_ids).values_list("pk", "title"))
+    out = []
+    for document_id in document_ids:
+        if document_id in readable:
+            out.append({"readable": True, "document_id": document_id, "title": readable[document_id],
+                        "viewer_url": document_viewer_url(authority.tenant_slug, document_id)})
+        else:
+            out.append({"readable": False})
+    return out
+
+
+def access_request_payload(authority: Authority, access_request: AccessRequest) -> dict:
+    """A request as the caller may see it: admins also get who asked and which records (see
+    `access_request_records`); a requester never gets anything about the records."""
+    payload = {"id": access_request.pk, "status": access_request.status, "created_at": access_request.created_at,
+               "question": access_request.question, "resolved_at": access_request.resolved_at}
+    if authority.is_admin:
+        requester = access_request.requester
+        payload["requester"] = (f"{requester.get_full_name() or requester.get_username()}"
+                                + (f" <{requester.email}>" if requester.email else ""))
+        payload["records"] = access_request_records(authority, list(access_request.document_ids))
+    return payload

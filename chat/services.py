@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -12,8 +14,14 @@ from django.utils import timezone
 from chat.evidence import Evidence
 from chat.gate import GapKind, gap_canonical
 from chat.groundedness import Verification, check_claims
-from chat.models import Conversation, GapEvent, Message
+from chat.grounding import hidden_document_ids
+from chat.models import AccessRequest, Conversation, GapEvent, Message
 from groundwork.authority import Authority
+from groundwork.models import Membership, Principal, Tenant
+from groundwork.services import principal_ensure
+from knowledge.access import readable_documents
+from knowledge.models import DocumentAcl
+from knowledge.services import document_acl_set
 
 logger = logging.getLogger(__name__)
 
@@ -114,3 +122,106 @@ def answer_verify(*, message_id: int) -> Message | None:
     }
     message.save(update_fields=["verification"])
     return message
+
+
+class AccessRequestRefused(Exception):
+    """The request cannot be made or resolved; `status` is the HTTP status the API answers with."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _question_of(message: Message) -> str:
+    asked = (Message.objects.filter(conversation_id=message.conversation_id, role=Message.Role.USER,
+                                    pk__lt=message.pk).order_by("-pk").values_list("content", flat=True).first())
+    return asked or ""
+
+
+def access_request_create(authority: Authority, *, message: Message, manage_url: str) -> tuple[AccessRequest, bool]:
+    """Ask the tenant's admins for the records behind `message`'s hint. Returns (request, created): a repeat
+    while one is open returns the open one. `message` must be one of the caller's own answers (fetched with
+    `chat.selectors.message_access`) and carry a hint.
+
+    The hidden records are found again now, under the requester's authority, by the probe that made the
+    hint; the admins are e-mailed after commit (the requester's name and question, never record content).
+    """
+    if authority.kind != "user" or authority.user_id is None:
+        raise AccessRequestRefused("only a signed-in person can request access", status=403)
+    if not message.hint:
+        raise AccessRequestRefused("this answer has no hidden records to request", status=404)
+    scope = AccessRequest.objects.filter(requester_id=authority.user_id, message=message,
+                                         status=AccessRequest.Status.OPEN)
+    existing = scope.first()
+    if existing is not None:
+        return existing, False
+    question = _question_of(message)
+    document_ids = hidden_document_ids(authority, question) if question else []
+    try:
+        with transaction.atomic():
+            created = AccessRequest.objects.create(
+                tenant_id=authority.tenant_id, requester_id=authority.user_id, message=message, question=question,
+                document_ids=document_ids,
+            )
+            request_id = created.pk
+            transaction.on_commit(lambda: access_request_notify(access_request_id=request_id, manage_url=manage_url))
+    except IntegrityError:  # a concurrent click created it first
+        return scope.get(), False
+    return created, True
+
+
+def access_request_notify(*, access_request_id: int, manage_url: str) -> int:
+    """E-mail the tenant's admins about a new request; returns how many were sent."""
+    access_request = AccessRequest.objects.select_related("requester", "tenant").filter(pk=access_request_id).first()
+    if access_request is None:
+        return 0
+    User = get_user_model()
+    recipients = sorted(set(User.objects.filter(
+        memberships__tenant_id=access_request.tenant_id, memberships__role=Membership.Role.ADMIN, is_active=True,
+    ).exclude(email="").values_list("email", flat=True)))
+    if not recipients:
+        logger.info("access request %s: tenant has no admin with an e-mail address", access_request_id)
+        return 0
+    requester = access_request.requester
+    who = requester.get_full_name() or requester.get_username()
+    if requester.email:
+        who = f"{who} <{requester.email}>"
+    body = (
+        f"{who} asked for access to records in {access_request.tenant.name} after asking:\n\n"
+        f"  {access_request.question}\n\n"
+        f"Review the request (grant or decline) on the Manage page:\n{manage_url}\n"
+    )
+    return send_mail(subject=f"Access request from {who}", message=body, from_email=None,
+                     recipient_list=recipients, fail_silently=True)
+
+
+def access_request_resolve(authority: Authority, *, access_request: AccessRequest, grant: bool) -> list[int]:
+    """Grant or decline an open request (tenant admins). Granting adds the requester's user principal to the
+    ACL of each requested record the admin can read, keeping every other principal; returns the ids of
+    the records granted. Records the admin cannot read are left as they are."""
+    if not authority.is_admin or access_request.tenant_id != authority.tenant_id:
+        raise AccessRequestRefused("only the tenant's admins resolve access requests", status=403)
+    granted: list[int] = []
+    with transaction.atomic():
+        claimed = AccessRequest.objects.filter(pk=access_request.pk, status=AccessRequest.Status.OPEN).update(
+            status=AccessRequest.Status.GRANTED if grant else AccessRequest.Status.DECLINED,
+            resolved_by_id=authority.user_id, resolved_at=timezone.now(),
+        )
+        if not claimed:
+            raise AccessRequestRefused("this request has been resolved already", status=409)
+        if grant:
+            tenant = Tenant.objects.get(pk=authority.tenant_id)
+            user_spec = f"user:{access_request.requester_id}"
+            principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(access_request.requester_id))
+            documents = readable_documents(authority).filter(pk__in=access_request.document_ids,
+                                                             tenant_id=authority.tenant_id)
+            for document in documents.select_for_update(of=("self",)).order_by("pk"):
+                specs = [f"{kind}:{key}" for kind, key in
+                         DocumentAcl.objects.filter(document=document).values_list("principal__kind", "principal__key")]
+                if user_spec not in specs:
+                    document_acl_set(authority=authority, document=document, visibility=document.visibility,
+                                     acl=[*specs, user_spec])
+                granted.append(document.pk)
+    access_request.refresh_from_db()
+    return granted

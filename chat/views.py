@@ -1,27 +1,51 @@
-"""The chat page. The answer is streamed into it by chat.js from the answers API; no inline script or style
-(the page's Content-Security-Policy forbids both)."""
+"""Chat pages: the chat itself (the answer is streamed into it by chat.js from the answers API; no inline
+script or style, the page's Content-Security-Policy forbids both) and two Manage pages for tenant admins:
+access requests (grant / decline) and refused questions by frequency."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_POST
 
 from chat.rendering import with_csp
-from chat.selectors import conversation_access, conversations_for
+from chat.selectors import (
+    access_request_access,
+    access_request_payload,
+    access_requests_for,
+    conversation_access,
+    conversations_for,
+    gap_events_by_frequency,
+)
+from chat.services import AccessRequestRefused, access_request_resolve
+from groundwork.authority import Authority
 from groundwork.selectors import AuthorityDenied, authority_for_user
 from knowledge.access import tenant_has_corpus
+
+
+def _authority(request, tenant_slug: str) -> Authority:
+    try:
+        return authority_for_user(user=request.user, tenant_slug=tenant_slug)
+    except AuthorityDenied as denied:
+        raise Http404 from denied
+
+
+def _admin_authority(request, tenant_slug: str) -> Authority:
+    authority = _authority(request, tenant_slug)
+    if not authority.is_admin:
+        raise PermissionDenied("tenant admins only")
+    return authority
 
 
 @with_csp
 @login_required
 @ensure_csrf_cookie
 def chat_page(request, tenant_slug: str, conversation_id: int | None = None):
-    try:
-        authority = authority_for_user(user=request.user, tenant_slug=tenant_slug)
-    except AuthorityDenied as denied:
-        raise Http404 from denied
+    authority = _authority(request, tenant_slug)
     if conversation_id is not None and conversation_access(authority, conversation_id) is None:
         raise Http404
     return render(request, "chat/chat.html", {
@@ -29,4 +53,54 @@ def chat_page(request, tenant_slug: str, conversation_id: int | None = None):
         "conversations": conversations_for(authority)[:50],
         "conversation_id": conversation_id or "",
         "corpus_empty": not tenant_has_corpus(authority),
+    })
+
+
+@with_csp
+@login_required
+def access_requests_page(request, tenant_slug: str):
+    authority = _admin_authority(request, tenant_slug)
+    rows = [access_request_payload(authority, r) for r in access_requests_for(authority)[:200]]
+    return render(request, "chat/access_requests.html", {
+        "tenant_slug": authority.tenant_slug,
+        "open_requests": [r for r in rows if r["status"] == "open"],
+        "resolved_requests": [r for r in rows if r["status"] != "open"],
+    })
+
+
+@with_csp
+@login_required
+@require_POST
+def access_request_resolve_page(request, tenant_slug: str, access_request_id: int):
+    authority = _admin_authority(request, tenant_slug)
+    access_request = access_request_access(authority, access_request_id)
+    if access_request is None:
+        raise Http404
+    decision = request.POST.get("decision")
+    if decision not in ("grant", "decline"):
+        messages.error(request, "Choose grant or decline.")
+        return redirect("pages:access-requests", tenant_slug=authority.tenant_slug)
+    try:
+        granted = access_request_resolve(authority, access_request=access_request, grant=decision == "grant")
+    except AccessRequestRefused as refused:
+        messages.error(request, refused.message)
+        return redirect("pages:access-requests", tenant_slug=authority.tenant_slug)
+    if decision == "grant":
+        messages.success(request, f"Access granted to {len(granted)} record(s).")
+        left = len(set(access_request.document_ids) - set(granted))
+        if left:
+            messages.warning(request, f"{left} record(s) you cannot read (or that are no longer there) were left "
+                                      "unchanged.")
+    else:
+        messages.success(request, "Request declined.")
+    return redirect("pages:access-requests", tenant_slug=authority.tenant_slug)
+
+
+@with_csp
+@login_required
+def gaps_page(request, tenant_slug: str):
+    authority = _admin_authority(request, tenant_slug)
+    return render(request, "chat/gaps.html", {
+        "tenant_slug": authority.tenant_slug,
+        "gaps": gap_events_by_frequency(authority)[:200],
     })

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from django.conf import settings
 
+from chat.citations import relabel_by_first_use
 from chat.context import assemble_context
 from chat.extractive import ExtractedSentence, compose_extractive_answer
 from chat.gate import GapKind
@@ -44,7 +45,6 @@ class ExtractiveProvider:
 
 def answer_from_grounding(question: str, grounding: Grounding) -> Iterator[ProviderEvent]:
     context = assemble_context(question, grounding.evidence, token_budget=settings.ANSWER_CONTEXT_TOKENS)
-    yield Sources(context.label_map)
     answerable = [p for p in grounding.parts if p.answerable]
     per_part = 4 if len(answerable) <= 1 else 2
     chosen: list[ExtractedSentence] = []
@@ -70,5 +70,9 @@ def answer_from_grounding(question: str, grounding: Grounding) -> Iterator[Provi
         text = UNAVAILABLE_TEXT
     else:
         text = NOT_FOUND_TEXT
+    # The whole answer is known before anything streams, so the labels are renumbered in the order the
+    # answer cites them here, and the sources event already carries the labels the answer shows.
+    text, label_map = relabel_by_first_use(text, context.label_map)
+    yield Sources(label_map)
     yield from stream_text(text)
     yield Done(mode="grounding", groundings=[grounding])

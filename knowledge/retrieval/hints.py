@@ -77,6 +77,12 @@ def topic_words(query: str) -> list[str]:
 
 
 def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[HiddenRecord]:
+    return _describe(authority, hidden_relevant_document_ids(authority, query, k=k))
+
+
+def hidden_relevant_document_ids(authority: Authority, query: str, *, k: int = 10) -> list[int]:
+    """The ids behind the hint. For server-side use only (an access request records them for the tenant's
+    admins); never send them to the caller."""
     words = topic_words(query)
     query = " ".join(words)
     if not words or len(query_lexemes(query)) < settings.RETRIEVAL_HINT_MIN_TOPIC_WORDS:
@@ -115,7 +121,7 @@ def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[Hi
                 and not (acl & authority.principal_ids)):
             if doc_id not in hidden_docs:
                 hidden_docs.append(doc_id)
-    return _describe(authority, hidden_docs)
+    return hidden_docs
 
 
 def _well_covered(query: str, chunk_ids: list[int]) -> set[int]:

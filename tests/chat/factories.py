@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chat.evidence import Evidence, Labelled
 
-SECURITY_DIR = Path("/work/shared/security")
+SECURITY_DIR = Path(__file__).resolve().parent.parent / "data" / "security"
 _counter = iter(range(1, 1_000_000))
 
 

@@ -20,5 +20,5 @@ def test_gap_events_listed_by_frequency(world):
     client.force_login(staff)
     page = client.get("/admin/chat/gapevent/").content.decode()
     assert page.index("visitor park policy") < page.index("cafeteria menu")
-    for name in ("conversation", "message", "answercache"):
+    for name in ("conversation", "message", "answercache", "accessrequest"):
         assert client.get(f"/admin/chat/{name}/").status_code == 200

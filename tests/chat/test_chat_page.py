@@ -32,8 +32,12 @@ def test_page_has_strict_csp_and_no_inline_code(world, corpus):
     csp = response["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "img-src 'self'" in csp and "unsafe-inline" not in csp
     html = response.content.decode()
-    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/chat/chat.js" defer>']
-    assert "<style" not in html and " style=" not in html and not re.search(r"\son\w+=", html)
+    scripts = re.findall(r"<script[^>]*>", html)
+    assert '<script src="/static/chat/chat.js" defer>' in scripts
+    assert all(" src=" in tag for tag in scripts)  # no inline script anywhere on the page
+    # The page's own markup (the shell around it is base.html's): no inline style, no handlers.
+    own = html[html.index('<div id="chat"'):]
+    assert "<style" not in own and " style=" not in own and not re.search(r"\son\w+=", own)
     assert "csrftoken" in response.cookies
     assert "corpus-empty" not in html
 
@@ -64,3 +68,13 @@ def test_session_post_needs_the_csrf_header(world, corpus, no_cache):
     allowed = client.post("/t/acme/api/v1/answers", {"question": "laptop replacements"},
                           content_type="application/json", HTTP_X_CSRFTOKEN=token)
     assert allowed.status_code == 200 and allowed.json()["outcome"] == "answered"
+
+
+def test_page_extends_the_shell_with_three_regions_and_a_labelled_input(world, corpus):
+    html = _client(world.member).get("/t/acme/chat/").content.decode()
+    assert "<title>Ask · Groundwork</title>" in html
+    assert html.count('id="chat"') == 1 and "<!doctype html>" in html.lower()
+    for region in ('id="history"', 'id="messages"', 'id="evidence"'):
+        assert region in html
+    assert '<label for="question">' in html and 'id="evidence-close" aria-label=' in html
+    assert 'data-api="/t/acme/api/v1/"' in html and 'data-page="/t/acme/chat/"' in html

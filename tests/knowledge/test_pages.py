@@ -19,7 +19,9 @@ from tests.knowledge.conftest import ingest
 
 pytestmark = pytest.mark.django_db
 
-PAYLOADS = (Path(__file__).parent.parent / "data" / "security" / "xss_payloads.txt").read_text().splitlines()
+_SECURITY = Path(__file__).parent.parent / "data" / "security"
+PAYLOADS = [line for name in ("xss_payloads.txt", "markdown_payloads.txt")
+            for line in (_SECURITY / name).read_text().splitlines() if line.strip()]
 
 
 @dataclass

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from knowledge.rendering import block_spans, document_blocks, external_url, markdown_render
 
-PAYLOADS = (Path(__file__).parent.parent / "data" / "security" / "xss_payloads.txt").read_text().splitlines()
+_SECURITY = Path(__file__).parent.parent / "data" / "security"
+PAYLOADS = [line for name in ("xss_payloads.txt", "markdown_payloads.txt")
+            for line in (_SECURITY / name).read_text().splitlines() if line.strip()]
 pieces = st.one_of(
     st.sampled_from(PAYLOADS), st.sampled_from(["\n", "\n\n", "\n \n", "```", "# ", "**", "[x](", ")", " "]),
     st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=20),

@@ -1,6 +1,7 @@
 // The chat page: streams answers from the answers API (Server-Sent Events over fetch) and shows citations,
-// the hidden-record hint and the verification badge. Text from the server goes in through textContent;
-// the only HTML inserted is the answer's `html`, which the server has already sanitised (chat.rendering).
+// the hidden-record hint (with "Request access") and the verification badge. Text from the server goes in
+// through textContent; the only HTML inserted is what the server has already sanitised: the answer's
+// `html` and a source's `fragment_html` (chat.rendering).
 "use strict";
 
 (function () {
@@ -14,6 +15,12 @@
   const input = document.getElementById("question");
   const sendButton = document.getElementById("send");
   const panel = document.getElementById("evidence");
+  const history = document.getElementById("history");
+  const narrow = window.matchMedia("(max-width: 640px)");
+  let panelOpener = null;
+
+  // One column on a narrow screen: the conversation list starts folded away.
+  if (history && narrow.matches) history.open = false;
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -31,30 +38,84 @@
     return /^https?:\/\//i.test(url || "") ? url : null;
   }
 
-  function showEvidence(citation) {
-    document.getElementById("evidence-title").textContent = citation.label + " · " + (citation.title || "Untitled");
+  function internalUrl(url) {
+    return /^\/(?!\/)/.test(url || "") ? url : null;
+  }
+
+  function shortLocation(location) {
+    if (!location) return "";
+    const page = /^page\s+(\S+)$/i.exec(location);
+    return page ? "p. " + page[1] : location;
+  }
+
+  function showEvidence(citation, opener) {
+    const where = shortLocation(citation.location);
+    document.getElementById("evidence-title").textContent =
+      citation.label + " · " + (citation.title || "Untitled") + (where ? " (" + where + ")" : "");
     document.getElementById("evidence-source").textContent =
-      citation.source_name + " (" + citation.source_kind + "), characters " + citation.start + "–" + citation.end;
+      citation.source_name + " (" + citation.source_kind + ")" + (citation.location ? " · " + citation.location : "");
+    const viewer = document.getElementById("evidence-viewer");
+    const viewerUrl = internalUrl(citation.viewer_url);
+    if (viewerUrl) { viewer.href = viewerUrl; viewer.hidden = false; } else { viewer.removeAttribute("href"); viewer.hidden = true; }
     const link = document.getElementById("evidence-link");
     const url = safeUrl(citation.record_url);
     if (url) { link.href = url; link.hidden = false; } else { link.removeAttribute("href"); link.hidden = true; }
-    document.getElementById("evidence-fragment").textContent = citation.fragment;
+    const fragment = document.getElementById("evidence-fragment");
+    if (typeof citation.fragment_html === "string") fragment.innerHTML = citation.fragment_html;  // sanitised on the server
+    else fragment.textContent = citation.fragment || "";
     panel.hidden = false;
     panel.dataset.label = citation.label;
+    panelOpener = opener || null;
+    panel.focus();
   }
 
-  document.getElementById("evidence-close").addEventListener("click", function () { panel.hidden = true; });
+  function closeEvidence() {
+    if (panel.hidden) return;
+    panel.hidden = true;
+    if (panelOpener && document.body.contains(panelOpener)) panelOpener.focus();
+    panelOpener = null;
+  }
+
+  document.getElementById("evidence-close").addEventListener("click", closeEvidence);
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && !panel.hidden) { event.preventDefault(); closeEvidence(); }
+  });
 
   function wireCitations(container, sources) {
     const byLabel = {};
     (sources || []).forEach(function (c) { byLabel[c.label] = c; });
     container.querySelectorAll("a.cite").forEach(function (link) {
+      const citation = byLabel[link.dataset.label];
+      if (citation) {
+        const where = shortLocation(citation.location);
+        link.setAttribute("aria-label", "Source " + link.dataset.label + ": " + (citation.title || "Untitled") +
+          (where ? ", " + where : ""));
+      }
       link.addEventListener("click", function (event) {
         event.preventDefault();
-        const citation = byLabel[link.dataset.label];
-        if (citation) showEvidence(citation);
+        if (citation) showEvidence(citation, link);
       });
     });
+  }
+
+  function sourcesList(container, citations) {
+    const old = container.querySelector(".sources-list");
+    if (old) old.remove();
+    if (!citations || !citations.length) return;
+    const list = element("ol", "sources-list");
+    list.setAttribute("aria-label", "Sources");
+    citations.forEach(function (c) {
+      const item = element("li");
+      const link = element("a", "cite", c.label);
+      link.href = "#cite-" + c.label;
+      link.dataset.label = c.label;
+      item.appendChild(link);
+      const where = shortLocation(c.location);
+      item.appendChild(document.createTextNode(" " + (c.title || "Untitled") + (where ? " (" + where + ")" : "")));
+      list.appendChild(item);
+    });
+    container.appendChild(list);
+    wireCitations(list, citations);
   }
 
   function badge(container, verification, messageId) {
@@ -83,21 +144,60 @@
     }, 500 + attempt * 250);
   }
 
-  function hintNote(container, hint) {
+  function requestAccess(button, status, messageId) {
+    button.disabled = true;
+    status.textContent = "Sending the request…";
+    fetch(api + "access-requests", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify({ answer_id: messageId }),
+    }).then(function (response) {
+      if (response.status === 201 || response.status === 200) {
+        button.remove();
+        status.textContent = "Access requested: your tenant's admins have been asked.";
+        status.dataset.state = "requested";
+      } else {
+        button.disabled = false;
+        status.textContent = "The request could not be sent (" + response.status + ").";
+      }
+    }).catch(function () {
+      button.disabled = false;
+      status.textContent = "The request could not be sent.";
+    });
+  }
+
+  function hintNote(container, hint, messageId) {
     if (!hint || !hint.sources || !hint.sources.length) return;
     const parts = hint.sources.map(function (s) {
       return s.source_name + " (" + s.source_kind + ")" + (s.contact ? " — ask " + s.contact : "");
     });
-    container.appendChild(element("p", "note hint",
-      "Something relevant exists that you cannot open: " + parts.join("; ") + "."));
+    const note = element("div", "note hint");
+    note.appendChild(element("p", "", "Something relevant exists that you cannot open: " + parts.join("; ") + "."));
+    if (messageId) {
+      const actions = element("p", "hint-actions");
+      const button = element("button", "request-access", "Request access");
+      button.type = "button";
+      const status = element("span", "request-status");
+      status.setAttribute("role", "status");
+      button.addEventListener("click", function () { requestAccess(button, status, messageId); });
+      actions.appendChild(button);
+      actions.appendChild(document.createTextNode(" "));
+      actions.appendChild(status);
+      note.appendChild(actions);
+    }
+    container.appendChild(note);
   }
 
   function renderFinal(container, body, final) {
     body.innerHTML = final.html;  // sanitised on the server
-    wireCitations(body, final.citations);
+    const lookup = (final.sources || []).concat(final.citations || []);
+    wireCitations(body, lookup);
+    sourcesList(container, final.citations);
     container.dataset.outcome = final.outcome;
     container.dataset.mode = final.mode;
-    hintNote(container, final.hint);
+    if (final.message_id) container.dataset.messageId = String(final.message_id);
+    hintNote(container, final.hint, final.message_id);
     if (final.corpus === "empty") container.appendChild(element("p", "note", "Nothing is searchable for you yet."));
     badge(container, final.verification, final.message_id);
   }
@@ -129,6 +229,7 @@
     addUser(question);
     const view = addAssistant();
     view.container.classList.add("streaming");
+    view.container.setAttribute("aria-busy", "true");
     const response = await fetch(api + "answers", {
       method: "POST",
       credentials: "same-origin",
@@ -137,6 +238,7 @@
     });
     if (!response.ok || !response.body) {
       view.body.textContent = "The question could not be answered (" + response.status + ").";
+      view.container.removeAttribute("aria-busy");
       return;
     }
     const reader = response.body.getReader();
@@ -158,11 +260,15 @@
           view.container.dataset.sources = String(event.data.sources.length);
         } else if (event.name === "final") {
           view.container.classList.remove("streaming");
+          view.container.removeAttribute("aria-busy");
+          // The final event is authoritative: a model's labels are renumbered in first-cited order there.
           renderFinal(view.container, view.body, event.data);
           if (conversationId !== event.data.conversation_id) {
             conversationId = event.data.conversation_id;
-            history.replaceState(null, "", page + conversationId + "/");
+            window.history.replaceState(null, "", page + conversationId + "/");
             const list = document.getElementById("conversations");
+            const empty = list.querySelector("li.muted");
+            if (empty) empty.remove();
             const item = element("li");
             const link = element("a", "", question);
             link.href = page + conversationId + "/";
@@ -187,13 +293,25 @@
     });
   }
 
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
+  function submit() {
     const question = input.value.trim();
-    if (!question) return;
+    if (!question || sendButton.disabled) return;
     input.value = "";
     sendButton.disabled = true;
     ask(question).finally(function () { sendButton.disabled = false; });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    submit();
+  });
+
+  // Enter sends, Shift+Enter adds a line; Enter that confirms an IME composition does neither.
+  input.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+    if (event.ctrlKey || event.altKey || event.metaKey) return;
+    event.preventDefault();
+    submit();
   });
 
   if (conversationId) loadConversation(conversationId);
