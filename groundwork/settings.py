@@ -160,6 +160,17 @@ MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
 
+# --- Knowledge: file uploads (knowledge/files.py, upload batches) ---------------------------------------
+# Checked before any file is parsed; a file or zip member over a limit is recorded "refused" with the reason.
+UPLOAD_MAX_FILE_BYTES = env_int("UPLOAD_MAX_FILE_BYTES", 25 * 1024 * 1024, minimum=1024)
+UPLOAD_MAX_FILES = env_int("UPLOAD_MAX_FILES", 200, minimum=1)  # items per batch, zip members included
+UPLOAD_MAX_BATCH_BYTES = env_int("UPLOAD_MAX_BATCH_BYTES", 200 * 1024 * 1024, minimum=1024)
+UPLOAD_ZIP_MAX_MEMBERS = env_int("UPLOAD_ZIP_MAX_MEMBERS", 1000, minimum=1)
+UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES", 500 * 1024 * 1024, minimum=1024)
+UPLOAD_ZIP_MAX_RATIO = env_int("UPLOAD_ZIP_MAX_RATIO", 100, minimum=2)  # uncompressed / compressed, per member
+# Django's own cap on files per request sits above ours, so too many files get our per-item reason, not a bare 400.
+DATA_UPLOAD_MAX_NUMBER_FILES = max(100, UPLOAD_MAX_FILES * 2)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -119,12 +119,12 @@ def chunk_embeddings_write(*, space_id: int, ids: Sequence[int], vectors: Sequen
 
 CHUNKS_COPY = sql.SQL("COPY knowledge_chunk ({}) FROM STDIN").format(sql.SQL(", ").join(
     sql.Identifier(column)
-    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count")
+    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count", "location")
 ))
 
 
 def chunks_copy(rows: Iterable[tuple]) -> None:
-    """Insert chunks (document_id, ordinal, text, start, end, heading_path, token_count) with COPY.
+    """Insert chunks (document_id, ordinal, text, start, end, heading_path, token_count, location) with COPY.
 
     The access columns (tenant_id, visibility, acl) are filled from the document by the
     knowledge_chunk_access_fill trigger, which COPY fires like any INSERT; `search` is generated.
