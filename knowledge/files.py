@@ -123,14 +123,17 @@ def _decode(data: bytes) -> str:
 
 
 def _first_line_title(text: str) -> str | None:
-    """A short first line that reads like a title (no final full stop)."""
+    """A short first line that reads like a title: at most 100 characters, and not a sentence (a line
+    ending in a full stop counts only when it is a few words long)."""
     for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
-        if len(line) <= 100 and not line.endswith((".", ",", ";", ":")):
-            return line.lstrip("#").strip() or None
-        return None
+        if len(line) > 100 or line.endswith((",", ";", ":")):
+            return None
+        if line.endswith(".") and len(line.split()) > 8:
+            return None
+        return line.lstrip("#").strip().rstrip(".").strip() or None
     return None
 
 
