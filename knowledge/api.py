@@ -28,9 +28,8 @@ class SourceSerializer(serializers.Serializer):
     default_visibility = serializers.ChoiceField(choices=Visibility.choices, required=False,
                                                  default=Visibility.WORKSPACE,
                                                  help_text="What documents that name no access of their own get.")
-    default_acl = serializers.ListField(
-        child=serializers.CharField(), required=False, default=list,
-        help_text="Principal specs (group:hr, email:a@b.c, user:<id>) new documents inherit; shown to admins only.")
+    default_acl = serializers.SerializerMethodField(
+        help_text="Principal specs new documents inherit; shown to the tenant's admins only (null otherwise).")
     members_may_upload = serializers.BooleanField(required=False, default=False,
                                                   help_text="Members and analysts may upload files into it.")
     corpus = serializers.SerializerMethodField()
@@ -38,13 +37,17 @@ class SourceSerializer(serializers.Serializer):
     def get_corpus(self, obj) -> str:
         return "platform" if obj.tenant_id == self.context["authority"].platform_tenant_id else "tenant"
 
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        if self.context["authority"].is_admin and instance.tenant_id == self.context["authority"].tenant_id:
-            data["default_acl"] = [f"{p.kind}:{p.key}" for p in instance.default_acl.all()]
-        else:
-            data["default_acl"] = None
-        return data
+    def get_default_acl(self, obj) -> list[str] | None:
+        authority = self.context["authority"]
+        if not authority.is_admin or obj.tenant_id != authority.tenant_id:
+            return None
+        return [f"{p.kind}:{p.key}" for p in obj.default_acl.all()]
+
+
+class SourceCreateSerializer(SourceSerializer):
+    default_acl = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list,
+        help_text="Principal specs (group:hr, email:a@b.c, user:<id>) documents without their own access inherit.")
 
 
 class SourceUpdateSerializer(serializers.Serializer):
@@ -62,13 +65,13 @@ class SourceListApi(AuthorityAPIView):
         sources = selectors.sources_list(self.authority)
         return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
 
-    @extend_schema(summary="Create a source (admin)", request=SourceSerializer, responses={201: SourceSerializer},
+    @extend_schema(summary="Create a source (admin)", request=SourceCreateSerializer, responses={201: SourceSerializer},
                    examples=[OpenApiExample("wiki", value={"kind": "wiki", "name": "Team wiki",
                                                            "base_url": "https://wiki.example.com/"})])
     def post(self, request, **kwargs):
         if not self.authority.is_admin:
             raise NotFound()
-        data = _valid(SourceSerializer, request.data)
+        data = _valid(SourceCreateSerializer, request.data)
         source = services.source_create(authority=self.authority, **data)
         return Response(SourceSerializer(source, context={"authority": self.authority}).data, status=201)
 
