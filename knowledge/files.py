@@ -316,10 +316,15 @@ def _row_line(cells) -> str:
 
 def _read_docx(name: str, data: bytes) -> list[ParsedFile]:
     import docx
+    import docx.enum.style
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
     document = docx.Document(io.BytesIO(data))
+    # Style names by id, looked up once: python-docx's paragraph.style scans the styles part on every call.
+    style_names = {s.style_id: s.name or "" for s in document.styles}
+    default_style = document.styles.default(docx.enum.style.WD_STYLE_TYPE.PARAGRAPH)
+    default_name = default_style.name if default_style is not None else ""
     out = _Builder()
     first_heading = style_title = None
     for element in document.element.body.iterchildren():
@@ -329,7 +334,7 @@ def _read_docx(name: str, data: bytes) -> list[ParsedFile]:
             text = paragraph.text.strip()
             if not text:
                 continue
-            style = (paragraph.style.name if paragraph.style is not None else "") or ""
+            style = style_names.get(element.style, default_name) if element.style else default_name
             if style == "Title":
                 style_title = style_title or text
                 out.block(f"# {text}")
