@@ -138,6 +138,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # One name for a choice set several fields share (a document's visibility, a source's default visibility).
+    "ENUM_NAME_OVERRIDES": {"VisibilityEnum": "knowledge.models.Visibility"},
 }
 
 # --- Security ----------------------------------------------------------------------------------------

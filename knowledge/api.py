@@ -62,7 +62,7 @@ class SourceUpdateSerializer(serializers.Serializer):
 class SourceListApi(AuthorityAPIView):
     @extend_schema(summary="List sources", responses=SourceSerializer(many=True))
     def get(self, request, **kwargs):
-        sources = selectors.sources_list(self.authority)
+        sources = selectors.sources_list(self.authority).prefetch_related("default_acl")
         return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
 
     @extend_schema(summary="Create a source (admin)", request=SourceCreateSerializer, responses={201: SourceSerializer},
@@ -478,7 +478,7 @@ class SourceUploadApi(AuthorityAPIView):
         if not files:
             raise ValidationError({"files": "choose at least one file"})
         batch = uploads.upload_batch_create(authority=self.authority, source=source,
-                                            files=[(f.name, f.read()) for f in files])
+                                            files=uploads.uploaded_files_read(files))
         batch.refresh_from_db()
         return Response(UploadBatchOutput(batch).data, status=status.HTTP_202_ACCEPTED)
 

@@ -68,7 +68,7 @@ def upload_page(request, tenant_slug: str):
         else:
             try:
                 batch = uploads.upload_batch_create(authority=authority, source=source,
-                                                    files=[(f.name, f.read()) for f in files])
+                                                    files=uploads.uploaded_files_read(files))
             except (PermissionDenied, ValidationError) as exc:
                 context["error"] = "; ".join(getattr(exc, "messages", [str(exc)]))
             else:

@@ -117,13 +117,23 @@ def zip_expand(name: str, data: bytes) -> list[_Planned]:
     return planned
 
 
-def _plan(files: Sequence[tuple[str, bytes]]) -> list[_Planned]:
+def uploaded_files_read(files) -> list[tuple[str, bytes, int]]:
+    """(name, bytes, size) of Django UploadedFiles, reading no more than one byte past the file-size limit of
+    any of them: an oversized file is refused by its size without being held in memory."""
+    cap = settings.UPLOAD_MAX_FILE_BYTES + 1
+    return [(f.name, f.read(cap), f.size) for f in files]
+
+
+def _plan(files: Sequence[tuple]) -> list[_Planned]:
     planned: list[_Planned] = []
-    for raw_name, data in files:
+    for entry in files:
+        raw_name, data = entry[0], entry[1]
+        size = entry[2] if len(entry) > 2 else len(data)
         name = (raw_name or "").replace("\\", "/").rsplit("/", 1)[-1].strip() or "unnamed"
-        if len(data) > settings.UPLOAD_MAX_FILE_BYTES:
-            planned.append(_Planned(name=name, size=len(data), reason=(
-                f"over the size limit ({len(data):,} bytes; the limit is {settings.UPLOAD_MAX_FILE_BYTES:,})")))
+        if size > settings.UPLOAD_MAX_FILE_BYTES or len(data) > settings.UPLOAD_MAX_FILE_BYTES:
+            size = max(size, len(data))
+            planned.append(_Planned(name=name, size=size, reason=(
+                f"over the size limit ({size:,} bytes; the limit is {settings.UPLOAD_MAX_FILE_BYTES:,})")))
         elif name.lower().endswith(".zip"):
             try:
                 planned += zip_expand(name, data)
@@ -149,9 +159,10 @@ def _plan(files: Sequence[tuple[str, bytes]]) -> list[_Planned]:
     return planned
 
 
-def upload_batch_create(*, authority: Authority, source: Source, files: Sequence[tuple[str, bytes]]) -> UploadBatch:
-    """Record an upload and queue its processing after commit. Raises PermissionDenied when the caller may
-    not upload into the source, ValidationError when no file was given."""
+def upload_batch_create(*, authority: Authority, source: Source, files: Sequence[tuple]) -> UploadBatch:
+    """Record an upload and queue its processing after commit. `files`: (name, bytes) or (name, bytes, size)
+    — see uploaded_files_read. Raises PermissionDenied when the caller may not upload into the source,
+    ValidationError when no file was given."""
     if not source_upload_allowed(authority, source):
         raise PermissionDenied("you may not upload into this source")
     if not files:
