@@ -25,7 +25,7 @@ from .chunking import chunk_document
 from .hooks import DocumentChange, documents_changed_notify
 from .models import Chunk, Document, DocumentAcl, Source, SourceAcl, Visibility
 from .parsing import ParseError, parse_body
-from .sql import chunks_copy
+from .sql import chunks_copy, source_defaults_share
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +163,8 @@ def source_update(*, authority: Authority, source: Source, default_visibility: s
     specs = [principal_parse(entry) for entry in default_acl] if default_acl is not None else None
     with transaction.atomic():
         tenant = Tenant.objects.get(pk=source.tenant_id)
-        # Lock the source first, then its inheriting documents (the order documents_ingest takes them in).
+        # FOR UPDATE waits for ingests holding the source FOR SHARE (sql.source_defaults_share), so their new
+        # documents are committed and re-applied below; ingests starting now read the new defaults.
         Source.objects.select_for_update().filter(pk=source.pk).first()
         before_ids = sorted(SourceAcl.objects.filter(source=source).values_list("principal_id", flat=True))
         before_visibility = Source.objects.filter(pk=source.pk).values_list("default_visibility", flat=True).first()
@@ -288,12 +289,13 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
     new_chunk_docs: list[int] = []
     with transaction.atomic():
         tenant = Tenant.objects.get(pk=source.tenant_id)
-        # Read the defaults in the transaction: a concurrent source_update either ran before (we apply its new
-        # defaults) or waits on our document locks and re-applies after.
-        fresh = Source.objects.get(pk=source.pk)
-        if member_upload and not authority.is_admin and not fresh.members_may_upload:
+        defaults = source_defaults_share(source.pk)
+        if defaults is None:
+            raise ValidationError("the source no longer exists")
+        default_visibility, members_may_upload = defaults
+        if member_upload and not authority.is_admin and not members_may_upload:
             raise PermissionDenied("this source does not take uploads from members")
-        default_acl_ids = sorted(SourceAcl.objects.filter(source=fresh).values_list("principal_id", flat=True))
+        default_acl_ids = sorted(SourceAcl.objects.filter(source_id=source.pk).values_list("principal_id", flat=True))
         principal_cache: dict = {}
         existing = {
             d.external_id: d
@@ -310,7 +312,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             item = p.item
             inherits = item.inherits_access
             acl_ids = default_acl_ids if inherits else _principal_ids(tenant, p.acl, principal_cache)
-            visibility = fresh.default_visibility if inherits else (item.visibility or Visibility.WORKSPACE)
+            visibility = default_visibility if inherits else (item.visibility or Visibility.WORKSPACE)
             author_id = _principal_ids(tenant, [p.author], principal_cache)[0] if p.author else None
             attrs = {
                 "title": item.title.strip()[:500], "record_url": item.record_url or "", "format": item.format,

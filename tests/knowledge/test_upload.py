@@ -257,3 +257,63 @@ def test_documents_multipart_reads_a_pdf(world, source):
             ["x"], owner_password="o", user_password="u"))}, format="multipart")
     assert refused.status_code == 400
     assert "encrypted PDF" in str(refused.json())
+
+
+def test_changed_file_is_updated(world, source, django_capture_on_commit_callbacks):
+    admin = world.client(world.admin)
+    post_files(admin, source.pk, [("n.txt", b"Notes\n\nfirst version")], django_capture_on_commit_callbacks)
+    again = post_files(admin, source.pk, [("n.txt", b"Notes\n\nsecond version")], django_capture_on_commit_callbacks)
+    assert outcomes(again) == {"n.txt": ("updated", "")}
+    assert Document.objects.get(source=source, external_id="n.txt").text.endswith("second version")
+
+
+def test_slides_sheets_and_mail_through_an_upload(world, source, django_capture_on_commit_callbacks):
+    from tests.knowledge.test_files import eml_bytes, pptx_bytes, xlsx_bytes
+
+    files = [("deck.pptx", pptx_bytes([("Roadmap", "Ship uploads"), ("Risks", "Quokka migration slips")])),
+             ("book.xlsx", xlsx_bytes({"Budget": [["Item", "Cost"], ["Laptops", 1200]]})),
+             ("mail.eml", eml_bytes())]
+    response = post_files(world.client(world.admin), source.pk, files, django_capture_on_commit_callbacks)
+    assert {name: status for name, (status, _) in outcomes(response).items()} == {
+        "deck.pptx": "added", "book.xlsx": "added", "mail.eml": "added"}
+    deck = Document.objects.get(source=source, external_id="deck.pptx")
+    assert any("slide" in loc for loc in deck.chunks.values_list("location", flat=True))
+    hit = hybrid_search(world.authority(world.member), "quokka migration", channels=("lexical",)).hits[0]
+    assert hit.document_id == deck.pk
+    book = Document.objects.get(source=source, external_id="book.xlsx")
+    assert set(book.chunks.values_list("location", flat=True)) == {"sheet Budget"}
+    mail = Document.objects.get(source=source, external_id="mail.eml")
+    assert mail.title == "Quarterly numbers" and mail.author.key == "dana@acme.test"
+
+
+def test_json_records_admin_access_kept_member_access_ignored(world, source, django_capture_on_commit_callbacks):
+    import json
+
+    records = json.dumps([{"external_id": "r1", "title": "One", "text": "First record",
+                           "visibility": "restricted", "acl": ["group:hr"]},
+                          {"external_id": "r2", "title": "Two", "text": "Second record"}]).encode()
+    got = outcomes(post_files(world.client(world.admin), source.pk, [("records.json", records)],
+                              django_capture_on_commit_callbacks))
+    assert got == {"records.json": ("added", "")}
+    r1, r2 = (Document.objects.get(source=source, external_id=e) for e in ("r1", "r2"))
+    assert (r1.visibility, r1.acl_inherited, r1.acl) == ("restricted", False, [world.groups["hr"].pk])
+    assert (r2.visibility, r2.acl_inherited) == ("workspace", True)
+
+    source.members_may_upload = True
+    source.save(update_fields=["members_may_upload"])
+    member_records = json.dumps([{"external_id": "m1", "title": "Mine", "text": "Member record",
+                                  "visibility": "restricted", "acl": ["group:engineering"]}]).encode()
+    post_files(world.client(world.member), source.pk, [("mine.json", member_records)],
+               django_capture_on_commit_callbacks)
+    m1 = Document.objects.get(source=source, external_id="m1")
+    assert (m1.visibility, m1.acl_inherited, m1.acl) == ("workspace", True, [])
+
+
+def test_batch_get_query_budget(world, source, django_capture_on_commit_callbacks, django_assert_max_num_queries):
+    files = [(f"f{i}.txt", f"File {i}\n\nbody {i}".encode()) for i in range(6)]
+    batch_id = post_files(world.client(world.admin), source.pk, files, django_capture_on_commit_callbacks).json()["id"]
+    client = world.client(world.admin)
+    client.get(f"/api/v1/uploads/{batch_id}")  # warm the key lookup
+    with django_assert_max_num_queries(8):
+        response = client.get(f"/api/v1/uploads/{batch_id}")
+    assert len(response.json()["items"]) == 6
