@@ -168,7 +168,7 @@ UPLOAD_MAX_FILE_BYTES = env_int("UPLOAD_MAX_FILE_BYTES", 25 * 1024 * 1024, minim
 UPLOAD_MAX_FILES = env_int("UPLOAD_MAX_FILES", 200, minimum=1)  # items per batch, zip members included
 UPLOAD_MAX_BATCH_BYTES = env_int("UPLOAD_MAX_BATCH_BYTES", 200 * 1024 * 1024, minimum=1024)
 UPLOAD_ZIP_MAX_MEMBERS = env_int("UPLOAD_ZIP_MAX_MEMBERS", 1000, minimum=1)
-UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES", 500 * 1024 * 1024, minimum=1024)
+UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024, minimum=1024)
 UPLOAD_ZIP_MAX_RATIO = env_int("UPLOAD_ZIP_MAX_RATIO", 100, minimum=2)  # uncompressed / compressed, per member
 # Django's own cap on files per request sits above ours, so too many files get our per-item reason, not a bare 400.
 DATA_UPLOAD_MAX_NUMBER_FILES = max(100, UPLOAD_MAX_FILES * 2)

@@ -90,6 +90,8 @@ def file_parse(name: str, data: bytes) -> list[ParsedFile]:
     if not data.strip():
         raise FileRefused("the file is empty")
     reader = _READERS[kind]
+    if kind in ("docx", "pptx", "xlsx"):
+        _ooxml_guard(data)
     try:
         parsed = reader(name, data)
     except FileRefused:
@@ -104,6 +106,21 @@ def file_parse(name: str, data: bytes) -> list[ParsedFile]:
         item.title = " ".join((item.title or "").split())[:500] or _stem(name)
         item.metadata = {"file_name": name.rsplit("/", 1)[-1], "file_type": kind, **item.metadata}
     return parsed
+
+
+def _ooxml_guard(data: bytes) -> None:
+    """Office files are zips: refuse one that would inflate past the upload limits before a parser opens it.
+    Python's zipfile never inflates a member past its declared size, so the declared sizes bound the work."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise FileRefused("corrupt or unreadable Office file") from exc
+    total = sum(info.file_size for info in members)
+    if total > settings.UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES or total > settings.UPLOAD_ZIP_MAX_RATIO * max(len(data), 1):
+        raise FileRefused(f"the file expands to {total:,} bytes: refused as a zip bomb")
 
 
 def _clean(text: str) -> str:

@@ -246,3 +246,16 @@ def test_chunk_location_from_overlapping_segments():
     assert chunk_location(0, 5, []) == ""
     sheets = [(0, 5, "sheet Budget"), (7, 12, "sheet Staff")]
     assert chunk_location(0, 12, sheets) == "sheets Budget, Staff"
+
+
+def test_office_file_that_inflates_like_a_bomb_is_refused(settings):
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", b"<Types/>")
+        archive.writestr("word/document.xml", b" " * (3 * 1024 * 1024))
+    with pytest.raises(FileRefused, match="zip bomb"):
+        file_parse("bomb.docx", out.getvalue())
+    with pytest.raises(FileRefused, match="corrupt"):
+        file_parse("fake.xlsx", b"not a zip at all")
