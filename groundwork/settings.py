@@ -192,6 +192,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Swagger UI would otherwise send the schema to validator.swagger.io for its badge.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    # One name for a choice set several fields share (a document's visibility, a source's default visibility).
+    "ENUM_NAME_OVERRIDES": {"VisibilityEnum": "knowledge.models.Visibility"},
 }
 
 # --- Security ----------------------------------------------------------------------------------------
@@ -218,6 +220,17 @@ MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
 API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
+
+# --- Knowledge: file uploads (knowledge/files.py, upload batches) ---------------------------------------
+# Checked before any file is parsed; a file or zip member over a limit is recorded "refused" with the reason.
+UPLOAD_MAX_FILE_BYTES = env_int("UPLOAD_MAX_FILE_BYTES", 25 * 1024 * 1024, minimum=1024)
+UPLOAD_MAX_FILES = env_int("UPLOAD_MAX_FILES", 200, minimum=1)  # items per batch, zip members included
+UPLOAD_MAX_BATCH_BYTES = env_int("UPLOAD_MAX_BATCH_BYTES", 200 * 1024 * 1024, minimum=1024)
+UPLOAD_ZIP_MAX_MEMBERS = env_int("UPLOAD_ZIP_MAX_MEMBERS", 1000, minimum=1)
+UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES", 200 * 1024 * 1024, minimum=1024)
+UPLOAD_ZIP_MAX_RATIO = env_int("UPLOAD_ZIP_MAX_RATIO", 100, minimum=2)  # uncompressed / compressed, per member
+# Django's own cap on files per request sits above ours, so too many files get our per-item reason, not a bare 400.
+DATA_UPLOAD_MAX_NUMBER_FILES = max(100, UPLOAD_MAX_FILES * 2)
 
 LOGGING = {
     "version": 1,

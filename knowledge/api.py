@@ -4,9 +4,9 @@ parse, call one selector or service, render."""
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -14,8 +14,9 @@ from rest_framework.response import Response
 from groundwork.api import AuthorityAPIView
 from groundwork.permissions import IsTenantAdmin
 
-from . import selectors, services
-from .models import Source, Visibility
+from . import selectors, services, uploads
+from .files import FileRefused, file_kind, file_parse
+from .models import Source, UploadBatch, UploadItem, Visibility
 from .parsing import FORMATS, format_for_filename
 
 
@@ -24,16 +25,38 @@ class SourceSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Source.Kind.choices)
     name = serializers.CharField(max_length=200)
     base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    default_visibility = serializers.ChoiceField(choices=Visibility.choices, required=False,
+                                                 default=Visibility.WORKSPACE,
+                                                 help_text="What documents that name no access of their own get.")
+    default_acl = serializers.SerializerMethodField(
+        help_text="Principal specs new documents inherit; shown to the tenant's admins only (null otherwise).")
+    members_may_upload = serializers.BooleanField(required=False, default=False,
+                                                  help_text="Members and analysts may upload files into it.")
     corpus = serializers.SerializerMethodField()
 
     def get_corpus(self, obj) -> str:
         return "platform" if obj.tenant_id == self.context["authority"].platform_tenant_id else "tenant"
+
+    def get_default_acl(self, obj) -> list[str] | None:
+        authority = self.context["authority"]
+        if not authority.is_admin or obj.tenant_id != authority.tenant_id:
+            return None
+        return [f"{p.kind}:{p.key}" for p in obj.default_acl.all()]
+
+
+class SourceCreateSerializer(SourceSerializer):
+    default_acl = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list,
+        help_text="Principal specs (group:hr, email:a@b.c, user:<id>) documents without their own access inherit.")
 
 
 class SourceUpdateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Source.Kind.choices, required=False)
     name = serializers.CharField(max_length=200, required=False)
     base_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+    default_visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    default_acl = serializers.ListField(child=serializers.CharField(), required=False)
+    members_may_upload = serializers.BooleanField(required=False)
 
 
 class SourceListApi(AuthorityAPIView):
@@ -44,19 +67,19 @@ class SourceListApi(AuthorityAPIView):
         responses=SourceSerializer(many=True),
     )
     def get(self, request, **kwargs):
-        sources = selectors.sources_list(self.authority)
+        sources = selectors.sources_list(self.authority).prefetch_related("default_acl")
         return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
 
     @extend_schema(summary="Create a source (admin)",
                    description=("Adds a source (wiki, tickets, chat, upload, folder, ...) to the caller's tenant. "
                                 "Tenant admins only; anyone else gets 404, as if the endpoint did not exist."),
-                   request=SourceSerializer, responses={201: SourceSerializer},
+                   request=SourceCreateSerializer, responses={201: SourceSerializer},
                    examples=[OpenApiExample("wiki", value={"kind": "wiki", "name": "Team wiki",
                                                            "base_url": "https://wiki.example.com/"})])
     def post(self, request, **kwargs):
         if not self.authority.is_admin:
             raise NotFound()
-        data = _valid(SourceSerializer, request.data)
+        data = _valid(SourceCreateSerializer, request.data)
         source = services.source_create(authority=self.authority, **data)
         return Response(SourceSerializer(source, context={"authority": self.authority}).data, status=201)
 
@@ -143,8 +166,10 @@ class DocumentInputSerializer(serializers.Serializer):
     observed_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     metadata = serializers.JSONField(required=False, default=dict)
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.WORKSPACE)
-    acl = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    # Both omitted: the document inherits its source's default visibility and ACL (workspace unless the
+    # source says otherwise) and follows later changes of them. Either given: the document's own.
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False, allow_null=True, default=None)
+    acl = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
 
 
 class UploadSerializer(serializers.Serializer):
@@ -154,8 +179,8 @@ class UploadSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=500, required=False)
     format = serializers.ChoiceField(choices=FORMATS, required=False)
     record_url = serializers.URLField(max_length=2000, required=False, allow_blank=True, default="")
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.WORKSPACE)
-    acl = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False, allow_null=True, default=None)
+    acl = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True, default=None)
 
 
 class IngestResultSerializer(serializers.Serializer):
@@ -191,8 +216,19 @@ def _document_input(data: dict) -> services.DocumentInput:
         external_id=data["external_id"], title=data["title"], body=data["text"], format=data["format"],
         record_url=data.get("record_url") or "", author=data.get("author"), created_at=data.get("created_at"),
         updated_at=data.get("updated_at"), observed_at=data.get("observed_at"), expires_at=data.get("expires_at"),
-        metadata=data.get("metadata") or {}, visibility=data["visibility"], acl=tuple(data.get("acl") or ()),
+        metadata=data.get("metadata") or {}, **_access_input(data),
     )
+
+
+def _access_input(data: dict) -> dict:
+    """visibility/acl for a DocumentInput: both absent -> inherit the source's defaults (None, None)."""
+    visibility, acl = data.get("visibility"), data.get("acl")
+    if visibility is None and acl is None:
+        return {"visibility": None, "acl": None}
+    return {"visibility": visibility or Visibility.WORKSPACE, "acl": tuple(acl or ())}
+
+
+_SUFFIX_FOR_FORMAT = {"text": "txt", "markdown": "md", "html": "html"}
 
 
 class DocumentListApi(AuthorityAPIView):
@@ -222,9 +258,11 @@ class DocumentListApi(AuthorityAPIView):
 
     @extend_schema(
         summary="Create or replace a document (admin)",
-        description=("JSON body, or multipart with `file` (UTF-8 text, Markdown or HTML; format from the file "
-                     "name unless given). Same external id and content again → `unchanged`, no new rows. Any "
-                     "`tenant` key in metadata is dropped: the tenant is the caller's."),
+        description=("JSON body, or multipart with `file` (text, Markdown, HTML, PDF, DOCX, PPTX, XLSX, CSV, EML "
+                     "or one JSON record; read by its file name unless `format` is given). Same external id and "
+                     "content again → `unchanged`, no new rows. Without `visibility` and `acl` the document "
+                     "inherits its source's defaults. Any `tenant` key in metadata is dropped: the tenant is the "
+                     "caller's. For many files or a zip use `POST /sources/<id>/uploads`."),
         request={"application/json": DocumentInputSerializer, "multipart/form-data": UploadSerializer},
         responses={201: IngestResultSerializer, 200: IngestResultSerializer},
         examples=[OpenApiExample("markdown page", request_only=True, value={
@@ -250,21 +288,31 @@ class DocumentListApi(AuthorityAPIView):
     def _from_upload(self, request):
         data = _valid(UploadSerializer, request.data)
         upload = data["file"]
-        if upload.size > settings.MAX_UPLOAD_BYTES:
-            raise _TooLarge(f"the file is {upload.size} bytes; the limit is {settings.MAX_UPLOAD_BYTES} bytes")
-        fmt = data.get("format") or format_for_filename(upload.name)
-        if fmt is None:
+        limit = min(settings.MAX_UPLOAD_BYTES, settings.UPLOAD_MAX_FILE_BYTES)
+        if upload.size > limit:
+            raise _TooLarge(f"the file is {upload.size} bytes; the limit is {limit} bytes")
+        stem = upload.name.rsplit("/", 1)[-1]
+        raw = upload.read()
+        fmt = data.get("format")
+        if fmt is None and format_for_filename(upload.name) is None and file_kind(upload.name) is None:
             raise ValidationError({"format": f"cannot tell the format of {upload.name!r}; "
                                              f"give format= one of {', '.join(FORMATS)}"})
         try:
-            body = upload.read().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValidationError({"file": "the file is not UTF-8 text"}) from exc
-        stem = upload.name.rsplit("/", 1)[-1]
+            if fmt is not None:  # the caller named a text format: read the bytes as that, whatever the name
+                parsed = file_parse(f"upload.{_SUFFIX_FOR_FORMAT[fmt]}", raw)
+            else:
+                parsed = file_parse(upload.name, raw)
+        except FileRefused as refused:
+            raise ValidationError({"file": refused.reason}) from refused
+        if len(parsed) != 1:
+            raise ValidationError({"file": f"the file holds {len(parsed)} records; upload it with "
+                                           "POST /api/v1/sources/<id>/uploads"})
+        doc = parsed[0]
         item = services.DocumentInput(
-            external_id=data.get("external_id") or stem, title=data.get("title") or stem.rsplit(".", 1)[0],
-            body=body, format=fmt, record_url=data.get("record_url") or "", visibility=data["visibility"],
-            acl=tuple(data.get("acl") or ()),
+            external_id=data.get("external_id") or doc.external_id or stem, title=data.get("title") or doc.title,
+            body=doc.body, format=doc.format, record_url=data.get("record_url") or doc.record_url,
+            author=doc.author, created_at=doc.created_at, metadata={**doc.metadata, "file_name": stem},
+            segments=tuple(doc.segments), **_access_input(data),
         )
         return item, data["source"]
 
@@ -303,9 +351,7 @@ class DocumentDetailApi(AuthorityAPIView):
                 created_at=document.created_at, observed_at=document.observed_at,
                 expires_at=data.get("expires_at", document.expires_at),
                 metadata=data.get("metadata", document.metadata),
-                visibility=data.get("visibility", document.visibility),
-                acl=tuple(data["acl"]) if "acl" in data else tuple(
-                    f"{p.kind}:{p.key}" for p in document.acl_principals.all()),
+                **self._access_kept(document, data),
             )
             services.document_ingest(authority=self.authority, source=document.source, item=item)
         elif "visibility" in data or "acl" in data:
@@ -317,6 +363,15 @@ class DocumentDetailApi(AuthorityAPIView):
         if updated is None:  # the change removed the caller's own read access
             return Response({"id": document_id, "status": "updated"})
         return Response(DocumentOutput(updated, context={"authority": self.authority}).data)
+
+    @staticmethod
+    def _access_kept(document, data: dict) -> dict:
+        """A content change keeps the document's access: its own ACL, or its inheritance of the source's."""
+        if "visibility" not in data and "acl" not in data and document.acl_inherited:
+            return {"visibility": None, "acl": None}
+        return {"visibility": data.get("visibility", document.visibility),
+                "acl": tuple(data["acl"]) if "acl" in data else tuple(
+                    f"{p.kind}:{p.key}" for p in document.acl_principals.all())}
 
     @extend_schema(summary="Delete a document, its chunks and what was derived from it (admin)",
                    description=("Removes the document and its chunks; in the same transaction the layers built "
@@ -337,6 +392,7 @@ class ChunkOutput(serializers.Serializer):
     end = serializers.IntegerField()
     heading_path = serializers.CharField()
     token_count = serializers.IntegerField()
+    location = serializers.CharField(help_text='Where the span sits in the file: "page 3", "slide 2", or "".')
     embedded = serializers.SerializerMethodField()
 
     def get_embedded(self, obj) -> bool:
@@ -390,3 +446,88 @@ class SourceImportApi(AuthorityAPIView):
         counts = services.documents_import(authority=self.authority, source=source,
                                            items=[_document_input(r) for r in data["records"]])
         return Response(counts)
+
+
+# --- uploads -----------------------------------------------------------------------------------------------------
+
+class UploadFilesSerializer(serializers.Serializer):
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False,
+                                  help_text="One or many files; a .zip of a folder adds one document per file.")
+
+
+class UploadItemOutput(serializers.Serializer):
+    position = serializers.IntegerField()
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=UploadItem.Status.choices)
+    reason = serializers.CharField()
+    title = serializers.CharField()
+    document_id = serializers.IntegerField(allow_null=True)
+
+
+class UploadBatchOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    source = serializers.SerializerMethodField()
+    status = serializers.ChoiceField(choices=UploadBatch.Status.choices)
+    finished = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    counts = serializers.SerializerMethodField()
+    items = serializers.SerializerMethodField()
+
+    def get_source(self, obj) -> dict:
+        return {"id": obj.source_id, "name": obj.source.name}
+
+    def get_finished(self, obj) -> bool:
+        return obj.status == UploadBatch.Status.FINISHED
+
+    def get_counts(self, obj) -> dict[str, int]:
+        return uploads.upload_counts(obj)
+
+    @extend_schema_field(UploadItemOutput(many=True))
+    def get_items(self, obj) -> list:
+        return UploadItemOutput(uploads.upload_items(obj), many=True).data
+
+
+class SourceUploadApi(AuthorityAPIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        summary="Upload files into a source",
+        description=(
+            "Multipart with one or many `files` (text, Markdown, HTML, JSON records, PDF, DOCX, PPTX, XLSX, CSV, "
+            "EML, or a .zip of a folder — one document per file, its path kept as the external id). Limits "
+            "(file size, file count, batch bytes, zip members, uncompressed size, compression ratio) are checked "
+            "before anything is parsed; a file over one is recorded `refused` with the reason. Answers 202 with "
+            "the batch; files are processed after the request (poll `GET /uploads/<id>`). Tenant admins may "
+            "upload into any of their sources; members and analysts only into a source with "
+            "`members_may_upload`, and their documents take the source's default access. Another tenant's "
+            "source is 404."
+        ),
+        request={"multipart/form-data": UploadFilesSerializer},
+        responses={202: UploadBatchOutput},
+    )
+    def post(self, request, source_id: int, **kwargs):
+        source = uploads.source_for_upload(self.authority, source_id) or _not_found()
+        if not services.source_upload_allowed(self.authority, source):
+            raise PermissionDenied("this source does not take uploads from members; ask a tenant admin")
+        files = request.FILES.getlist("files") or request.FILES.getlist("file")
+        if not files:
+            raise ValidationError({"files": "choose at least one file"})
+        batch = uploads.upload_batch_create(authority=self.authority, source=source,
+                                            files=uploads.uploaded_files_read(files))
+        batch.refresh_from_db()
+        return Response(UploadBatchOutput(batch).data, status=status.HTTP_202_ACCEPTED)
+
+
+class UploadDetailApi(AuthorityAPIView):
+    @extend_schema(
+        summary="An upload batch and each file's outcome",
+        description=("Status (`pending`, `processing`, `finished`), counts by outcome and every file with its "
+                     "outcome (`added`, `updated`, `unchanged`, `refused`, `failed`) and reason. Visible to the "
+                     "uploader and the tenant's admins; anyone else gets 404."),
+        responses=UploadBatchOutput,
+    )
+    def get(self, request, upload_id: int, **kwargs):
+        batch = uploads.upload_batch_get(self.authority, upload_id) or _not_found()
+        return Response(UploadBatchOutput(batch).data)

@@ -8,6 +8,7 @@ write path (service, admin inline, raw SQL) can leave them stale.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
@@ -280,3 +281,76 @@ class GroundingMemo(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}:{self.fingerprint[:12]}"
+
+
+class UploadBatch(models.Model):
+    """Files one person uploaded into a source at once; processed item by item after commit."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        PROCESSING = "processing", "Processing"
+        FINISHED = "finished", "Finished"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="upload_batches")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    # An admin service key's job name, when no user uploaded (processing then acts as that admin service).
+    service_name = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["pending", "processing", "finished"]),
+                                   name="knowledge_uploadbatch_status"),
+            models.CheckConstraint(condition=Q(finished_at__isnull=True) | Q(status="finished"),
+                                   name="knowledge_uploadbatch_finished_has_status"),
+        ]
+        indexes = [models.Index(fields=["tenant", "created_by", "-created_at"], name="knowledge_upload_user_idx")]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk} into {self.source_id}"
+
+
+class UploadItem(models.Model):
+    """One file (or zip member) of a batch. `content` is kept only until the item is processed."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        PROCESSING = "processing", "Processing"
+        ADDED = "added", "Added"
+        UPDATED = "updated", "Updated"
+        UNCHANGED = "unchanged", "Unchanged"
+        REFUSED = "refused", "Refused"
+        FAILED = "failed", "Failed"
+
+    DONE = ("added", "updated", "unchanged", "refused", "failed")
+
+    batch = models.ForeignKey(UploadBatch, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    name = models.CharField(max_length=512)
+    size = models.BigIntegerField(default=0)
+    content = models.BinaryField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    reason = models.CharField(max_length=500, blank=True, default="")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    title = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        ordering = ["batch_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "position"], name="knowledge_uploaditem_unique_position"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "processing", "added", "updated", "unchanged", "refused",
+                                        "failed"]),
+                name="knowledge_uploaditem_status"),
+            models.CheckConstraint(condition=~Q(status__in=["refused", "failed"]) | ~Q(reason=""),
+                                   name="knowledge_uploaditem_refusal_has_reason"),
+            models.CheckConstraint(condition=Q(size__gte=0), name="knowledge_uploaditem_size_nonnegative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,11 +20,12 @@ from groundwork.authority import Authority
 from groundwork.models import Principal, Tenant
 from groundwork.services import principal_ensure, principal_parse
 
+from .access import access_q
 from .chunking import chunk_document
 from .hooks import DocumentChange, documents_changed_notify
-from .models import Chunk, Document, DocumentAcl, Source, Visibility
+from .models import Chunk, Document, DocumentAcl, Source, SourceAcl, Visibility
 from .parsing import ParseError, parse_body
-from .sql import chunks_copy
+from .sql import chunks_copy, source_defaults_share
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +47,17 @@ class DocumentInput:
     observed_at: datetime | None = None
     expires_at: datetime | None = None
     metadata: dict = field(default_factory=dict)
-    visibility: str = Visibility.WORKSPACE
-    acl: Sequence[str] = ()
+    # None for both: the document inherits its source's default visibility and ACL (Document.acl_inherited)
+    # and follows later changes of them. Either given: the document has its own (a missing visibility is
+    # "workspace", a missing ACL empty).
+    visibility: str | None = None
+    acl: Sequence[str] | None = None
+    # (start, end, label) spans of the stored text ("page 3", "slide 2"): each chunk's location.
+    segments: Sequence[tuple[int, int, str]] = ()
+
+    @property
+    def inherits_access(self) -> bool:
+        return self.visibility is None and self.acl is None
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,7 @@ class _Prepared:
     metadata: dict
     acl: list[tuple[str, str]]
     author: tuple[str, str] | None
+    locations: list[str]
 
 
 def _require_writer(authority: Authority, tenant_id: int) -> None:
@@ -73,6 +85,14 @@ def _require_writer(authority: Authority, tenant_id: int) -> None:
         raise PermissionDenied("records can only be written into the caller's own tenant")
     if not authority.is_admin:
         raise PermissionDenied("only a tenant admin (or an admin service key) may change sources and documents")
+
+
+def source_upload_allowed(authority: Authority, source: Source) -> bool:
+    """Who may upload files into a source: its tenant's admins; members and analysts (signed-in users)
+    only when the source allows member uploads. The one exception to "only admins write"."""
+    if authority.tenant_id != source.tenant_id:
+        return False
+    return authority.is_admin or (source.members_may_upload and authority.kind == "user")
 
 
 def metadata_sanitise(metadata: dict | None, *, external_id: str = "") -> dict:
@@ -91,16 +111,34 @@ def metadata_sanitise(metadata: dict | None, *, external_id: str = "") -> dict:
     return clean
 
 
-def source_create(*, authority: Authority, kind: str, name: str, base_url: str = "") -> Source:
+def source_create(*, authority: Authority, kind: str, name: str, base_url: str = "",
+                  default_visibility: str = Visibility.WORKSPACE, default_acl: Sequence[str] = (),
+                  members_may_upload: bool = False) -> Source:
     _require_writer(authority, authority.tenant_id)
     if kind not in Source.Kind.values:
         raise ValidationError(f"unknown source kind {kind!r}; use one of {', '.join(Source.Kind.values)}")
+    if default_visibility not in Visibility.values:
+        raise ValidationError("default_visibility must be 'workspace' or 'restricted'")
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError("a source needs a name")
     if Source.objects.filter(tenant_id=authority.tenant_id, name=name).exists():
         raise ValidationError(f"a source named {name!r} exists already")
-    return Source.objects.create(tenant_id=authority.tenant_id, kind=kind, name=name, base_url=base_url)
+    specs = [principal_parse(entry) for entry in default_acl]
+    with transaction.atomic():
+        tenant = Tenant.objects.get(pk=authority.tenant_id)
+        source = Source.objects.create(tenant=tenant, kind=kind, name=name, base_url=base_url,
+                                       default_visibility=default_visibility, members_may_upload=members_may_upload)
+        SourceAcl.objects.bulk_create([SourceAcl(source=source, principal_id=i)
+                                       for i in _principal_ids(tenant, specs, {})])
+    return source
 
 
-def source_update(*, authority: Authority, source: Source, **fields) -> Source:
+def source_update(*, authority: Authority, source: Source, default_visibility: str | None = None,
+                  default_acl: Sequence[str] | None = None, members_may_upload: bool | None = None,
+                  **fields) -> Source:
+    """Change a source. A new default visibility or ACL is re-applied to every document of the source that
+    still inherits it (through the same path as document_acl_set); documents with their own ACL keep it."""
     _require_writer(authority, source.tenant_id)
     allowed = {"name", "kind", "base_url"}
     changed = [k for k in fields if k in allowed]
@@ -108,8 +146,41 @@ def source_update(*, authority: Authority, source: Source, **fields) -> Source:
         setattr(source, key, fields[key])
     if "kind" in changed and source.kind not in Source.Kind.values:
         raise ValidationError(f"unknown source kind {source.kind!r}")
-    if changed:
-        source.save(update_fields=changed)
+    if "name" in changed:
+        source.name = (source.name or "").strip()
+        if not source.name:
+            raise ValidationError("a source needs a name")
+        if Source.objects.filter(tenant_id=source.tenant_id, name=source.name).exclude(pk=source.pk).exists():
+            raise ValidationError(f"a source named {source.name!r} exists already")
+    if default_visibility is not None:
+        if default_visibility not in Visibility.values:
+            raise ValidationError("default_visibility must be 'workspace' or 'restricted'")
+        source.default_visibility = default_visibility
+        changed.append("default_visibility")
+    if members_may_upload is not None:
+        source.members_may_upload = bool(members_may_upload)
+        changed.append("members_may_upload")
+    specs = [principal_parse(entry) for entry in default_acl] if default_acl is not None else None
+    with transaction.atomic():
+        tenant = Tenant.objects.get(pk=source.tenant_id)
+        # FOR UPDATE waits for ingests holding the source FOR SHARE (sql.source_defaults_share), so their new
+        # documents are committed and re-applied below; ingests starting now read the new defaults.
+        Source.objects.select_for_update().filter(pk=source.pk).first()
+        before_ids = sorted(SourceAcl.objects.filter(source=source).values_list("principal_id", flat=True))
+        before_visibility = Source.objects.filter(pk=source.pk).values_list("default_visibility", flat=True).first()
+        if changed:
+            source.save(update_fields=changed)
+        acl_ids = before_ids
+        if specs is not None:
+            acl_ids = _principal_ids(tenant, specs, {})
+            SourceAcl.objects.filter(source=source).exclude(principal_id__in=acl_ids).delete()
+            SourceAcl.objects.bulk_create([SourceAcl(source=source, principal_id=i) for i in acl_ids],
+                                          ignore_conflicts=True)
+        if acl_ids != before_ids or source.default_visibility != before_visibility:
+            inheriting = list(Document.objects.select_for_update().filter(source=source, acl_inherited=True)
+                              .order_by("pk").values_list("pk", flat=True))
+            _documents_access_apply(tenant_id=source.tenant_id, document_ids=inheriting,
+                                    visibility=source.default_visibility, principal_ids=acl_ids, inherited=True)
     return source
 
 
@@ -133,7 +204,7 @@ def _prepare(item: DocumentInput) -> _Prepared:
     title = (item.title or "").strip()
     if not title:
         raise ValidationError(f"document {item.external_id!r} needs a title")
-    if item.visibility not in Visibility.values:
+    if item.visibility is not None and item.visibility not in Visibility.values:
         raise ValidationError(f"visibility must be 'workspace' or 'restricted', got {item.visibility!r}")
     try:
         parsed = parse_body(item.body, item.format)
@@ -143,13 +214,32 @@ def _prepare(item: DocumentInput) -> _Prepared:
         raise ValidationError(
             f"document {item.external_id!r} is larger than the {settings.MAX_UPLOAD_BYTES}-byte limit"
         )
-    acl = [principal_parse(entry) for entry in item.acl]
+    acl = [principal_parse(entry) for entry in (item.acl or ())]
     author = principal_parse(item.author) if item.author else None
     spans = chunk_document(parsed.text, parsed.headings, title=title[:200],
                            budget=settings.CHUNK_TOKEN_BUDGET, overlap=settings.CHUNK_TOKEN_OVERLAP)
+    locations = [chunk_location(span.start, span.end, item.segments) for span in spans]
     return _Prepared(item=item, text=parsed.text, chunks=spans, content_hash=content_hash(title, parsed.text),
                      metadata=metadata_sanitise(item.metadata, external_id=item.external_id), acl=acl,
-                     author=author)
+                     author=author, locations=locations)
+
+
+_NUMBERED = re.compile(r"^(\w+) (\d+)$")
+
+
+def chunk_location(start: int, end: int, segments: Sequence[tuple[int, int, str]]) -> str:
+    """Where a span sits in the original file, from the segments it overlaps: "page 3", "pages 3–4",
+    "slides 2–3", "sheet Budget", "sheets Budget, Staff"."""
+    labels = [label for s_start, s_end, label in segments if s_start < end and s_end > start]
+    if len(labels) <= 1:
+        return (labels[0] if labels else "")[:200]
+    first, last = _NUMBERED.match(labels[0]), _NUMBERED.match(labels[-1])
+    if first and last and first.group(1) == last.group(1):
+        return f"{first.group(1)}s {first.group(2)}–{last.group(2)}"[:200]
+    kind, _, _ = labels[0].partition(" ")
+    if all(label.startswith(kind + " ") for label in labels):
+        return (f"{kind}s " + ", ".join(label[len(kind) + 1:] for label in labels))[:200]
+    return ", ".join(labels)[:200]
 
 
 def _principal_ids(tenant: Tenant, specs: Iterable[tuple[str, str]], cache: dict) -> list[int]:
@@ -167,14 +257,26 @@ def _principal_ids(tenant: Tenant, specs: Iterable[tuple[str, str]], cache: dict
     return sorted(set(ids))
 
 
-def documents_ingest(*, authority: Authority, source: Source, items: Sequence[DocumentInput]) -> list[IngestResult]:
+def documents_ingest(*, authority: Authority, source: Source, items: Sequence[DocumentInput],
+                     member_upload: bool = False) -> list[IngestResult]:
     """Create, replace or leave unchanged a batch of documents of one source, in one short transaction.
 
     Idempotent by content hash: the same title and text again writes no new rows. A changed text
     replaces the document's chunks atomically. Callers with many documents call this per batch
     (see documents_import) so no giant transaction is held.
+
+    Items without visibility and ACL take the source's defaults (acl_inherited). Only admins write,
+    except `member_upload=True` — the upload path — which lets a member or analyst add files to a source
+    with members_may_upload: their documents always inherit the source's access, and they may replace only
+    an inheriting document they can read.
     """
-    _require_writer(authority, source.tenant_id)
+    if member_upload and not authority.is_admin:
+        if not source_upload_allowed(authority, source):
+            raise PermissionDenied("this source does not take uploads from members")
+        if any(not item.inherits_access for item in items):
+            raise PermissionDenied("a member's upload takes the source's default access; it cannot set its own")
+    else:
+        _require_writer(authority, source.tenant_id)
     prepared = [_prepare(item) for item in items]
     seen: set[str] = set()
     for p in prepared:
@@ -187,20 +289,35 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
     new_chunk_docs: list[int] = []
     with transaction.atomic():
         tenant = Tenant.objects.get(pk=source.tenant_id)
+        defaults = source_defaults_share(source.pk)
+        if defaults is None:
+            raise ValidationError("the source no longer exists")
+        default_visibility, members_may_upload = defaults
+        if member_upload and not authority.is_admin and not members_may_upload:
+            raise PermissionDenied("this source does not take uploads from members")
+        default_acl_ids = sorted(SourceAcl.objects.filter(source_id=source.pk).values_list("principal_id", flat=True))
         principal_cache: dict = {}
         existing = {
             d.external_id: d
             for d in Document.objects.select_for_update().filter(source=source, external_id__in=list(seen))
         }
+        if member_upload and not authority.is_admin and existing:
+            readable = set(Document.objects.filter(access_q(authority), pk__in=[d.pk for d in existing.values()])
+                           .values_list("pk", flat=True))
+            for doc in existing.values():
+                if not doc.acl_inherited or doc.pk not in readable:
+                    raise PermissionDenied(f"{doc.external_id!r} exists already and only an admin may replace it")
         to_create, chunk_rows, acl_plan, acl_new = [], [], [], []
         for p in prepared:
             item = p.item
-            acl_ids = _principal_ids(tenant, p.acl, principal_cache)
+            inherits = item.inherits_access
+            acl_ids = default_acl_ids if inherits else _principal_ids(tenant, p.acl, principal_cache)
+            visibility = default_visibility if inherits else (item.visibility or Visibility.WORKSPACE)
             author_id = _principal_ids(tenant, [p.author], principal_cache)[0] if p.author else None
             attrs = {
                 "title": item.title.strip()[:500], "record_url": item.record_url or "", "format": item.format,
-                "metadata": p.metadata, "visibility": item.visibility, "author_id": author_id,
-                "expires_at": item.expires_at,
+                "metadata": p.metadata, "visibility": visibility, "author_id": author_id,
+                "expires_at": item.expires_at, "acl_inherited": inherits,
             }
             current = existing.get(item.external_id)
             if current is None:
@@ -221,7 +338,8 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
                 for k, v in attrs.items():
                     setattr(current, k, v)
                 current.save(update_fields=["text", "content_hash", "updated_at", "observed_at", *attrs])
-                chunk_rows += [_chunk_row(current.pk, i, span, p.text) for i, span in enumerate(p.chunks)]
+                chunk_rows += [_chunk_row(current.pk, i, span, p.text, p.locations[i])
+                               for i, span in enumerate(p.chunks)]
                 new_chunk_docs.append(current.pk)
                 changes.append(DocumentChange(current.pk, current.tenant_id, "changed"))
                 status = "updated"
@@ -242,7 +360,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
         if to_create:
             Document.objects.bulk_create([doc for _, doc, _ in to_create])
             for p, doc, acl_ids in to_create:
-                chunk_rows += [_chunk_row(doc.pk, i, span, p.text) for i, span in enumerate(p.chunks)]
+                chunk_rows += [_chunk_row(doc.pk, i, span, p.text, p.locations[i]) for i, span in enumerate(p.chunks)]
                 acl_new.append((doc.pk, acl_ids))
                 new_chunk_docs.append(doc.pk)
                 changes.append(DocumentChange(doc.pk, doc.tenant_id, "created"))
@@ -265,10 +383,10 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
     return sorted(results, key=lambda r: order[r.external_id])
 
 
-def _chunk_row(document_id: int, ordinal: int, span, text: str) -> tuple:
+def _chunk_row(document_id: int, ordinal: int, span, text: str, location: str = "") -> tuple:
     """One row for `chunks_copy`, in its column order; the access columns come from the trigger."""
     return (document_id, ordinal, text[span.start:span.end], span.start, span.end, span.heading_path,
-            span.token_count)
+            span.token_count, location)
 
 
 def document_ingest(*, authority: Authority, source: Source, item: DocumentInput) -> IngestResult:
@@ -308,15 +426,27 @@ def document_acl_set(*, authority: Authority, document: Document, visibility: st
     with transaction.atomic():
         tenant = Tenant.objects.get(pk=document.tenant_id)
         ids = _principal_ids(tenant, specs, {})
-        if document.visibility != visibility:
-            document.visibility = visibility
-            document.save(update_fields=["visibility"])
-        DocumentAcl.objects.filter(document=document).exclude(principal_id__in=ids).delete()
-        DocumentAcl.objects.bulk_create([DocumentAcl(document=document, principal_id=i) for i in ids],
-                                        ignore_conflicts=True)
-        documents_changed_notify([DocumentChange(document.pk, document.tenant_id, "access_changed")])
-    document.refresh_from_db(fields=["acl", "visibility"])
+        _documents_access_apply(tenant_id=document.tenant_id, document_ids=[document.pk], visibility=visibility,
+                                principal_ids=ids, inherited=False)
+    document.refresh_from_db(fields=["acl", "visibility", "acl_inherited"])
     return document
+
+
+def _documents_access_apply(*, tenant_id: int, document_ids: Sequence[int], visibility: str,
+                            principal_ids: Sequence[int], inherited: bool) -> None:
+    """Give these documents this visibility and ACL, inside the caller's transaction. The one write path of
+    document access: the triggers re-copy it onto chunks and access classes, and listeners (findings,
+    answer caches) hear "access_changed"."""
+    if not document_ids:
+        return
+    Document.objects.filter(pk__in=document_ids).exclude(visibility=visibility, acl_inherited=inherited).update(
+        visibility=visibility, acl_inherited=inherited)
+    DocumentAcl.objects.filter(document_id__in=document_ids).exclude(principal_id__in=principal_ids).delete()
+    DocumentAcl.objects.bulk_create(
+        [DocumentAcl(document_id=d, principal_id=i) for d in document_ids for i in principal_ids],
+        ignore_conflicts=True,
+    )
+    documents_changed_notify([DocumentChange(d, tenant_id, "access_changed") for d in document_ids])
 
 
 def document_delete(*, authority: Authority, document: Document) -> None:

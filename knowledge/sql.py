@@ -119,12 +119,12 @@ def chunk_embeddings_write(*, space_id: int, ids: Sequence[int], vectors: Sequen
 
 CHUNKS_COPY = sql.SQL("COPY knowledge_chunk ({}) FROM STDIN").format(sql.SQL(", ").join(
     sql.Identifier(column)
-    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count")
+    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count", "location")
 ))
 
 
 def chunks_copy(rows: Iterable[tuple]) -> None:
-    """Insert chunks (document_id, ordinal, text, start, end, heading_path, token_count) with COPY.
+    """Insert chunks (document_id, ordinal, text, start, end, heading_path, token_count, location) with COPY.
 
     The access columns (tenant_id, visibility, acl) are filled from the document by the
     knowledge_chunk_access_fill trigger, which COPY fires like any INSERT; `search` is generated.
@@ -134,3 +134,19 @@ def chunks_copy(rows: Iterable[tuple]) -> None:
         with cursor.cursor.copy(CHUNKS_COPY) as copy:
             for row in rows:
                 copy.write_row(row)
+
+
+SOURCE_DEFAULTS_SHARE = sql.SQL(
+    "SELECT default_visibility, members_may_upload FROM knowledge_source WHERE id = %(id)s FOR SHARE"
+)
+
+
+def source_defaults_share(source_id: int) -> tuple[str, bool] | None:
+    """A source's default visibility and member-upload flag, read under a FOR SHARE row lock (the ORM has only
+    FOR UPDATE). Ingests share the lock, so they never wait on each other; `source_update` takes FOR UPDATE, so
+    a default change waits for running ingests to commit (and then re-applies to their new documents too),
+    and an ingest that starts during a change reads the new defaults once it commits."""
+    with default_connection.cursor() as cursor:
+        cursor.execute(SOURCE_DEFAULTS_SHARE, {"id": source_id})
+        row = cursor.fetchone()
+    return (row[0], bool(row[1])) if row else None

@@ -25,3 +25,13 @@ def chunks_embed_task(self, document_ids: list[int]) -> dict:
         logger.warning("embedding failed for documents %s: %s; retrying", document_ids[:5], exc)
         raise self.retry(exc=exc) from exc
     return report.__dict__
+
+
+@shared_task(bind=True, max_retries=3, default_retry_delay=30, soft_time_limit=1800, time_limit=1860,
+             acks_late=True)
+def upload_batch_process_task(self, batch_id: int) -> dict:
+    """Parse and ingest an upload batch's pending items. Takes the id and re-fetches; safe to run twice
+    (processed items are skipped, ingestion is idempotent by content hash)."""
+    from .uploads import upload_batch_process
+
+    return upload_batch_process(batch_id=batch_id)

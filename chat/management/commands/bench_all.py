@@ -16,6 +16,7 @@ from groundwork.bench import bench_result_write
 
 AREAS = {
     "ingest": "knowledge.bench.ingest",
+    "intake": "knowledge.bench.intake",
     "retrieval": "knowledge.bench.retrieval",
     "findings": "findings.bench",
     "chat": "chat.bench",
