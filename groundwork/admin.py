@@ -1,14 +1,30 @@
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 
+from .admin_scoping import (
+    PlatformOnlyAdmin,
+    TenantScopedAdmin,
+    TenantScopedInline,
+    is_platform_operator,
+    request_tenant_ids,
+    verbose_names_set,
+)
 from .models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
-from .services import api_key_issue, api_key_revoke, principal_normalise
+from .services import api_key_issue, api_key_revoke, membership_remove, membership_set, principal_normalise
+
+verbose_names_set(ApiKey, "API key", "API keys")
+verbose_names_set(ApiKeyUse, "API key use", "API key uses")
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(PlatformOnlyAdmin, admin.ModelAdmin):
+    # Tenants themselves are the platform operator's: a tenant admin picks among their tenants in forms only.
+    tenant_path = "pk"
     list_display = ("slug", "name", "is_platform", "created_at")
     search_fields = ("slug", "name")
     list_filter = ("is_platform",)
@@ -31,8 +47,9 @@ class PrincipalForm(forms.ModelForm):
         return cleaned
 
 
-class MemberInline(admin.TabularInline):
+class MemberInline(TenantScopedInline, admin.TabularInline):
     model = GroupMembership
+    tenant_path = "group__tenant"
     fk_name = "group"
     autocomplete_fields = ("member",)
     extra = 0
@@ -41,36 +58,75 @@ class MemberInline(admin.TabularInline):
 
 
 @admin.register(Principal)
-class PrincipalAdmin(admin.ModelAdmin):
+class PrincipalAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     form = PrincipalForm
-    list_display = ("key", "kind", "tenant", "display_name", "user")
+    list_display = ("label", "kind", "key", "tenant")
+    list_select_related = ("user", "tenant")
     list_filter = ("kind", "tenant")
     search_fields = ("key", "display_name", "user__username", "user__email")
     autocomplete_fields = ("user",)
     inlines = [MemberInline]
 
+    @admin.display(description="principal", ordering="key")
+    def label(self, obj: Principal) -> str:
+        return obj.label
+
 
 @admin.register(GroupMembership)
-class GroupMembershipAdmin(admin.ModelAdmin):
-    list_display = ("group", "member", "created_at")
+class GroupMembershipAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "group__tenant"
+    list_display = ("group_label", "member_label", "created_at")
+    list_select_related = ("group", "member__user")
     list_filter = ("group__tenant", "group__kind")
     search_fields = ("group__key", "member__key")
     autocomplete_fields = ("group", "member")
 
+    @admin.display(description="group", ordering="group__key")
+    def group_label(self, obj: GroupMembership) -> str:
+        return obj.group.label
+
+    @admin.display(description="member", ordering="member__key")
+    def member_label(self, obj: GroupMembership) -> str:
+        return obj.member.label
+
+    def save_model(self, request, obj, form, change):
+        from .services import group_member_add
+
+        if change:  # a link is (group, member); changing one is removing it and adding another
+            GroupMembership.objects.filter(pk=obj.pk).delete()
+        try:
+            link = group_member_add(group=obj.group, member=obj.member)
+        except ValidationError as exc:
+            raise forms.ValidationError(exc.messages) from exc
+        obj.pk = link.pk
+        obj._state.adding = False
+
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     list_display = ("user", "tenant", "role", "created_at")
+    list_select_related = ("user", "tenant")
     list_filter = ("role", "tenant")
     search_fields = ("user__username", "user__email", "tenant__slug")
     autocomplete_fields = ("user",)
 
-    def save_model(self, request, obj, form, change):
-        from .services import membership_set
+    def get_readonly_fields(self, request, obj=None):
+        # A membership is (user, tenant); only its role changes. Moving it elsewhere is remove + add.
+        return ("user", "tenant") if obj is not None else ()
 
+    def save_model(self, request, obj, form, change):
         saved = membership_set(user=obj.user, tenant=obj.tenant, role=obj.role)
         obj.pk = saved.pk
         obj._state.adding = False
+
+    def delete_model(self, request, obj):
+        membership_remove(membership=obj)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset.select_related("user"):
+            membership_remove(membership=membership)
 
 
 class ApiKeyForm(forms.ModelForm):
@@ -95,7 +151,8 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     form = ApiKeyForm
     list_display = ("name", "prefix", "tenant", "kind", "owner", "role", "created_at", "last_used_at", "revoked_at")
     list_filter = ("kind", "tenant", "role")
@@ -138,13 +195,85 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
-        for key in queryset:
+        revoked = 0
+        for key in queryset.filter(revoked_at__isnull=True):
             api_key_revoke(api_key=key)
-        self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} key{'' if revoked == 1 else 's'}.", messages.SUCCESS)
 
 
 @admin.register(ApiKeyUse)
-class ApiKeyUseAdmin(admin.ModelAdmin):
+class ApiKeyUseAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "api_key__tenant"
+    tenant_admin_readonly = True
     list_display = ("api_key", "used_at", "request_id")
     list_filter = ("api_key__tenant",)
     search_fields = ("api_key__name", "api_key__prefix")
+
+
+# --- users: the platform's accounts, seen by a tenant admin only as the members of their tenants -------------
+
+User = get_user_model()
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+_PRIVILEGE_FIELDS = {"is_staff", "is_superuser", "groups", "user_permissions"}
+
+
+def _without_privileges(fieldsets):
+    cleaned = []
+    for name, options in fieldsets:
+        fields = tuple(f for f in options.get("fields", ()) if f not in _PRIVILEGE_FIELDS)
+        if fields:
+            cleaned.append((name, {**options, "fields": fields}))
+    return tuple(cleaned)
+
+
+@admin.register(User)
+class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
+    """A tenant admin sees the members of the tenants they administer. They may edit an account only when they
+    administer every tenant it belongs to (membership or principal) and it is no platform operator: otherwise
+    editing it — its password above all — would take over an account of someone else's tenant."""
+
+    tenant_path = "memberships__tenant"
+
+    def _account_is_theirs(self, request, obj) -> bool:
+        ids = request_tenant_ids(request)
+        if obj is None or ids is None:
+            return True
+        if obj.is_superuser:
+            return False
+        tenants = set(Membership.objects.filter(user=obj).values_list("tenant_id", flat=True))
+        tenants |= set(Principal.objects.filter(user=obj).values_list("tenant_id", flat=True))
+        return bool(tenants) and tenants <= ids
+
+    def has_add_permission(self, request) -> bool:
+        # A new account belongs to no tenant yet, so a tenant admin could not see it again; operators create
+        # accounts, tenant admins give existing ones a role through memberships.
+        return is_platform_operator(request.user)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and self._account_is_theirs(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and self._account_is_theirs(request, obj)
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        return fieldsets if is_platform_operator(request.user) else _without_privileges(fieldsets)
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        if is_platform_operator(request.user):
+            return shown
+        return tuple(f for f in shown if f not in _PRIVILEGE_FIELDS)
+
+    def get_list_filter(self, request):
+        if is_platform_operator(request.user):
+            return super().get_list_filter(request)
+        return ("is_active",)
+
+
+@admin.register(Group)
+class PlatformGroupAdmin(PlatformOnlyAdmin, GroupAdmin):
+    """Django's permission groups are the operator's; tenants' groups are principals of kind `group`."""
