@@ -252,6 +252,14 @@ class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
         # accounts, tenant admins give existing ones a role through memberships.
         return is_platform_operator(request.user)
 
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Any member of one of their tenants may be looked at (a colleague in a tenant they run); only editing
+        # needs the whole account to be theirs.
+        ids = request_tenant_ids(request)
+        if ids is None or obj is None:
+            return super().has_view_permission(request, obj)
+        return bool(ids) and Membership.objects.filter(user=obj, tenant_id__in=ids).exists()
+
     def has_change_permission(self, request, obj=None) -> bool:
         return super().has_change_permission(request, obj) and self._account_is_theirs(request, obj)
 

@@ -47,7 +47,13 @@ class ServiceRefused(Exception):
 
 
 class RefusalMessages:
-    """Turn `ServiceRefused` from save_model into an error message on the same page, not a 500."""
+    """Turn `ServiceRefused` from save_model into an error message on the same page, not a 500; and let the
+    delete service decide what goes with a row (chunks, derived findings), not the admin's per-model delete
+    permissions, which tenant admins do not hold for read-only derived tables."""
+
+    def get_deleted_objects(self, objs, request):
+        to_delete, model_count, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return to_delete, model_count, set(), protected
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:
@@ -199,6 +205,8 @@ class DocumentAddForm(forms.ModelForm):
     class Meta:
         model = Document
         fields: tuple[str, ...] = ()
+        # Every model field stays out of model validation: the form only feeds the service, which validates.
+        exclude = [f.name for f in Document._meta.concrete_fields]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -341,11 +349,6 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
         obj.__dict__.update({k: v for k, v in saved.__dict__.items() if k != "_state"})
         obj._state.adding = False
         request._ingest_result = result
-
-    def save_related(self, request, form, formsets, change):
-        if change:  # the readers went through document_acl_set in save_model; the inlines are read-only
-            return
-        super().save_related(request, form, formsets, change)
 
     def response_add(self, request, obj, post_url_continue=None):
         result = getattr(request, "_ingest_result", None)
