@@ -3,7 +3,13 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 
-from groundwork.admin_scoping import SHARED_ROWS, TenantScopedAdmin, TenantScopedInline, admin_authority, verbose_names_set
+from groundwork.admin_scoping import (
+    SHARED_ROWS,
+    TenantScopedAdmin,
+    TenantScopedInline,
+    admin_authority,
+    verbose_names_set,
+)
 from groundwork.models import Tenant
 
 from .grounding import REJECTION_REASONS

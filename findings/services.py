@@ -15,7 +15,6 @@ from django.db.models import DateTimeField, Func, Value
 from django.db.models.functions import Greatest
 
 from groundwork.authority import Authority
-
 from groundwork.modelclient import ModelError
 from knowledge.hooks import DocumentChange
 from knowledge.models import Chunk

@@ -157,20 +157,24 @@ class ApiKeyAdmin(TenantScopedAdmin, admin.ModelAdmin):
     list_display = ("name", "prefix", "tenant", "kind", "owner", "role", "created_at", "last_used_at", "revoked_at")
     list_filter = ("kind", "tenant", "role")
     search_fields = ("name", "prefix", "owner__username", "owner__email")
-    readonly_fields = ("prefix", "created_at", "last_used_at", "revoked_at", "service_principal")
+    readonly_fields = ("prefix", "created_at", "last_used_at", "revoked_at", "service_principal_label")
     actions = ["revoke"]
 
     def get_fields(self, request, obj=None):
         if obj is None:
             return ("tenant", "name", "kind", "owner", "role", "expires_at")
-        return ("tenant", "name", "kind", "owner", "service_principal", "role", "prefix", "created_at",
+        return ("tenant", "name", "kind", "owner", "service_principal_label", "role", "prefix", "created_at",
                 "expires_at", "last_used_at", "revoked_at")
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        return ("tenant", "name", "kind", "owner", "service_principal", "role", "prefix", "created_at",
+        return ("tenant", "name", "kind", "owner", "service_principal_label", "role", "prefix", "created_at",
                 "last_used_at", "revoked_at")
+
+    @admin.display(description="acts as")
+    def service_principal_label(self, obj: ApiKey) -> str:
+        return obj.service_principal.label if obj.service_principal_id else "—"
 
     def save_model(self, request, obj, form, change):
         if change:

@@ -294,6 +294,15 @@ class TenantAdminSite(admin.AdminSite):
             admin_class = type(admin_class.__name__, (PlatformOnlyAdmin, admin_class), {})
         return super().register(model_or_iterable, admin_class, **options)
 
+    def each_context(self, request):
+        context = super().each_context(request)
+        ids = request_tenant_ids(request) if request.user.is_authenticated else frozenset()
+        context["admin_scope"] = (
+            None if ids is None else list(Tenant.objects.filter(pk__in=ids).order_by("name").values_list("name",
+                                                                                                        flat=True))
+        )
+        return context
+
     def autocomplete_view(self, request):
         return LabelledAutocompleteJsonView.as_view(admin_site=self)(request)
 

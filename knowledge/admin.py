@@ -103,9 +103,31 @@ def _acl_specs_parse(raw: str) -> list[str]:
     return specs
 
 
+class SourceAclInline(TenantScopedInline, admin.TabularInline):
+    """The source's default readers, by label (edited on the Manage page's source editor)."""
+
+    model = SourceAcl
+    tenant_path = "source__tenant"
+    fields = ("reader",)
+    readonly_fields = ("reader",)
+    can_delete = False
+    extra = 0
+    max_num = 0
+    verbose_name = "default reader"
+    verbose_name_plural = "Default readers (new restricted documents of this source inherit them)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("principal__user")
+
+    @admin.display(description="reader")
+    def reader(self, obj: SourceAcl) -> str:
+        return obj.principal.label
+
+
 @admin.register(Source)
 class SourceAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
     tenant_path = "tenant"
+    inlines = [SourceAclInline]
     list_display = ("name", "kind", "tenant", "default_visibility", "members_may_upload", "base_url", "created_at")
     list_filter = ("kind", "tenant")
     search_fields = ("name", "base_url")
@@ -115,6 +137,9 @@ class SourceAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
         if obj is None:
             return ("tenant", "kind", "name", "base_url")
         return ("tenant", "kind", "name", "base_url", "default_visibility", "members_may_upload", "created_at")
+
+    def get_inlines(self, request, obj):
+        return [] if obj is None else self.inlines
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -206,7 +231,7 @@ class DocumentAddForm(forms.ModelForm):
         model = Document
         fields: tuple[str, ...] = ()
         # Every model field stays out of model validation: the form only feeds the service, which validates.
-        exclude = [f.name for f in Document._meta.concrete_fields]
+        exclude = [f.name for f in Document._meta.concrete_fields]  # noqa: DJ006 (deliberate: nothing is saved)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -331,7 +331,7 @@ def test_adding_a_document_ingests_it(seed, world, tenant_admin):
     assert not hybrid_search(world.authority(world.outsider, world.globex), "ZEPPELIN-4471", k=5,
                              channels=("lexical",)).hits
 
-    upload = SimpleUploadedFile("handbook.md", "# Handbook\n\nQUOKKA-9902 badges are blue.".encode(), "text/markdown")
+    upload = SimpleUploadedFile("handbook.md", b"# Handbook\n\nQUOKKA-9902 badges are blue.", "text/markdown")
     response = _add_document(tenant_admin, source, title="Handbook", body="", upload=upload,
                              visibility="restricted", acl="group:hr")
     handbook = Document.objects.get(source=source, title="Handbook")

@@ -76,7 +76,8 @@ def test_readers_edit_goes_through_the_acl_service_to_the_chunks(root_client, wo
     assert "user:" not in page.content.decode()
 
     # Restricted without readers is refused (nobody could read it).
-    response = root_client.post(f"/admin/knowledge/document/{doc.pk}/change/", _change_form(doc, visibility="restricted"))
+    response = root_client.post(f"/admin/knowledge/document/{doc.pk}/change/",
+                                _change_form(doc, visibility="restricted"))
     assert response.status_code == 200 and b"at least one reader" in response.content
     doc.refresh_from_db()
     assert doc.visibility == "workspace"
