@@ -362,3 +362,24 @@ def test_deleting_a_document_goes_through_the_service(seed, world, tenant_admin)
     assert not Document.objects.filter(pk=document.pk).exists()
     claim.refresh_from_db()
     assert claim.status == "closed"  # the findings listener closed the claim left without evidence
+
+
+def test_demo_seed_makes_a_scoped_tenant_admin_and_a_separate_operator(db, capsys):
+    from django.core.management import call_command
+
+    # An older seed made `admin` a superuser: running the new one downgrades it.
+    User.objects.create_superuser("admin", "admin@kestrel.example", None)
+    call_command("demo_seed")
+    call_command("demo_seed")
+    out = capsys.readouterr().out
+    admin_user, operator_user = User.objects.get(username="admin"), User.objects.get(username="operator")
+    assert (admin_user.is_superuser, admin_user.is_staff) == (False, True)
+    assert (operator_user.is_superuser, operator_user.is_staff) == (True, True)
+    assert operator_user.check_password("groundwork-demo")
+    assert not Membership.objects.filter(user=operator_user).exists()
+    assert "platform operator (superuser, all tenants in /admin/): operator" in out
+    client = Client()
+    client.force_login(admin_user)
+    listing = client.get(_url(Tenant, "changelist"))
+    assert listing.status_code == 403  # tenants are the operator's
+    assert client.get(_url(Document, "changelist")).status_code == 200
