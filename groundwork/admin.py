@@ -73,9 +73,25 @@ class PrincipalAdmin(TenantScopedAdmin, admin.ModelAdmin):
         return obj.label
 
 
+class GroupMembershipForm(forms.ModelForm):
+    class Meta:
+        model = GroupMembership
+        fields = ("group", "member")
+
+    def clean(self):
+        cleaned = super().clean()
+        group, member = cleaned.get("group"), cleaned.get("member")
+        if group and group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
+            self.add_error("group", "Only a group or a provider group can have members.")
+        elif group and member and group.tenant_id != member.tenant_id:
+            self.add_error("member", "A group and its member must belong to the same tenant.")
+        return cleaned
+
+
 @admin.register(GroupMembership)
 class GroupMembershipAdmin(TenantScopedAdmin, admin.ModelAdmin):
     tenant_path = "group__tenant"
+    form = GroupMembershipForm
     list_display = ("group_label", "member_label", "created_at")
     list_select_related = ("group", "member__user")
     list_filter = ("group__tenant", "group__kind")

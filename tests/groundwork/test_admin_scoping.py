@@ -383,3 +383,14 @@ def test_demo_seed_makes_a_scoped_tenant_admin_and_a_separate_operator(db, capsy
     listing = client.get(_url(Tenant, "changelist"))
     assert listing.status_code == 403  # tenants are the operator's
     assert client.get(_url(Document, "changelist")).status_code == 200
+
+
+def test_group_links_stay_inside_one_tenant(world, operator):
+    response = operator.post(_url(GroupMembership, "add"), {
+        "group": world.groups["hr"].pk, "member": world.groups["globex-hr"].pk})
+    assert response.status_code == 200 and "must belong to the same tenant" in response.content.decode()
+    assert not GroupMembership.objects.filter(group=world.groups["hr"], member=world.groups["globex-hr"]).exists()
+    response = operator.post(_url(GroupMembership, "add"), {
+        "group": world.groups["hr"].pk, "member": world.groups["leadership"].pk})
+    assert response.status_code == 302
+    assert GroupMembership.objects.filter(group=world.groups["hr"], member=world.groups["leadership"]).exists()
