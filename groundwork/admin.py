@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
@@ -249,6 +250,24 @@ def _without_privileges(fieldsets):
     return tuple(cleaned)
 
 
+class MemberCreationForm(AdminUserCreationForm):
+    """A new account and, in the same step, its membership: a tenant admin's new user must land in one of their
+    tenants, or they could never see it again."""
+
+    email = forms.EmailField(required=False)
+    tenant = forms.ModelChoiceField(queryset=Tenant.objects.none(), required=False,
+                                    help_text="The tenant the new user joins.")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+    tenant_queryset = Tenant.objects.none()
+    tenant_required = False
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tenant"].queryset = self.tenant_queryset
+        self.fields["tenant"].required = self.tenant_required
+
+
 @admin.register(User)
 class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
     """A tenant admin sees the members of the tenants they administer. They may edit an account only when they
@@ -267,10 +286,24 @@ class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
         tenants |= set(Principal.objects.filter(user=obj).values_list("tenant_id", flat=True))
         return bool(tenants) and tenants <= ids
 
-    def has_add_permission(self, request) -> bool:
-        # A new account belongs to no tenant yet, so a tenant admin could not see it again; operators create
-        # accounts, tenant admins give existing ones a role through memberships.
-        return is_platform_operator(request.user)
+    add_form = MemberCreationForm
+    add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("username", "email", "usable_password", "password1", "password2")}),
+        ("Membership", {"fields": ("tenant", "role")}),
+    )
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        if obj is None:
+            ids = request_tenant_ids(request)
+            tenants = Tenant.objects.all() if ids is None else Tenant.objects.filter(pk__in=ids)
+            form = type(form.__name__, (form,), {"tenant_queryset": tenants, "tenant_required": ids is not None})
+        return form
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change and form.cleaned_data.get("tenant") is not None:
+            membership_set(user=obj, tenant=form.cleaned_data["tenant"], role=form.cleaned_data["role"])
 
     def has_view_permission(self, request, obj=None) -> bool:
         # Any member of one of their tenants may be looked at (a colleague in a tenant they run); only editing

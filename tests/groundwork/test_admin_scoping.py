@@ -309,7 +309,23 @@ def test_tenant_admin_cannot_take_over_a_user_of_another_tenant(seed, world, ten
     listing = tenant_admin.get(_url(User, "changelist"))
     assert world.outsider.pk not in _listed_pks(listing) and dual.pk in _listed_pks(listing)
     assert "is_superuser" not in listing.context["cl"].list_display
-    assert tenant_admin.get(_url(User, "add")).status_code == 403
+
+
+def test_tenant_admin_adds_a_user_into_their_tenant_only(world, tenant_admin):
+    page = tenant_admin.get(_url(User, "add"))
+    assert set(page.context["adminform"].form.fields["tenant"].queryset) == {world.acme}
+    data = {"username": "newbie", "email": "newbie@example.test", "usable_password": "true",
+            "password1": "Newbie-pass-4471", "password2": "Newbie-pass-4471", "role": "analyst"}
+    response = tenant_admin.post(_url(User, "add"), {**data, "tenant": world.globex.pk})
+    assert response.status_code == 200 and not User.objects.filter(username="newbie").exists()
+    response = tenant_admin.post(_url(User, "add"), {**data, "tenant": ""})
+    assert response.status_code == 200 and not User.objects.filter(username="newbie").exists()
+    response = tenant_admin.post(_url(User, "add"), {**data, "tenant": world.acme.pk, "is_superuser": "on"})
+    assert response.status_code == 302
+    newbie = User.objects.get(username="newbie")
+    assert not newbie.is_superuser and not newbie.is_staff and newbie.email == "newbie@example.test"
+    assert list(Membership.objects.filter(user=newbie).values_list("tenant__slug", "role")) == [("acme", "analyst")]
+    assert tenant_admin.get(_url(User, "change", newbie.pk)).status_code == 200
 
 
 def _add_document(client, source, **fields):
