@@ -84,6 +84,7 @@ class RelationTypeAdmin(TenantScopedAdmin, admin.ModelAdmin):
 @admin.register(Entity)
 class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
     tenant_path = "tenant"
+    tenant_admin_readonly = True  # entities come from the writer
     list_display = ("name", "kind", "tenant", "created_at")
     list_filter = ("tenant", "kind")
     search_fields = ("name", "key")
@@ -154,9 +155,9 @@ class ReviewItemAdmin(TenantScopedAdmin, admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
-        # Settled only by the approve / reject actions, which go through the services; the actions need this.
-        return super().has_change_permission(request, obj)
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # Settled by approve / reject (the services), never deleted; an item goes with its claim.
+        return False
 
     def _settle(self, request, queryset, service, verb: str) -> None:
         done = skipped = 0

@@ -223,7 +223,7 @@ class DocumentAddForm(forms.ModelForm):
     visibility = forms.ChoiceField(choices=Document.visibility.field.choices, initial="workspace")
     acl = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, label="Readers",
                           help_text="For restricted documents: one principal per line — email:…, group:…, "
-                                    "user:<id>, provider:group.")
+                                    "user:ID, provider:group.")
 
     source_queryset = Source.objects.none()
 
@@ -302,11 +302,11 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
     form = DocumentAccessForm
     inlines = [AclInline, ChunkInline]
     readonly_fields = ("tenant", "source", "external_id", "title", "record_url", "author_label", "format",
-                       "acl_inherited", "created_at", "updated_at", "observed_at", "expires_at", "ingested_at",
+                       "inherits_source_access", "created_at", "updated_at", "observed_at", "expires_at", "ingested_at",
                        "text", "metadata", "content_hash")
     fieldsets = (
         (None, {"fields": ("tenant", "source", "external_id", "title", "record_url", "author_label", "format")}),
-        ("Access", {"fields": ("visibility", "readers", "acl_inherited")}),
+        ("Access", {"fields": ("visibility", "readers", "inherits_source_access")}),
         ("Times", {"fields": ("created_at", "updated_at", "observed_at", "expires_at", "ingested_at")}),
         ("Content", {"fields": ("text", "metadata", "content_hash"), "classes": ("collapse",)}),
     )
@@ -329,6 +329,10 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
     @admin.display(description="embedded", ordering="_embedded")
     def embedded_chunks(self, obj) -> str:
         return f"{obj._embedded}/{obj._chunks}"
+
+    @admin.display(description="follows the source's default access", boolean=True)
+    def inherits_source_access(self, obj) -> bool:
+        return obj.acl_inherited
 
     @admin.display(description="author")
     def author_label(self, obj) -> str:

@@ -274,7 +274,12 @@ def test_login_form_admits_tenant_admins_not_members(world):
         response = client.post("/admin/login/?next=/admin/", {"username": user.username,
                                                                "password": "pw-for-tests-only"})
         assert (response.status_code == 302) is allowed
-        assert (client.get("/admin/").status_code == 200) is allowed
+        index = client.get("/admin/")
+        assert (index.status_code == 200) is allowed
+        if allowed:
+            page = index.content.decode()
+            assert "You administer Acme Corp; you see only their records and members." in page
+            assert _url(Tenant, "changelist") not in page and _url(Document, "changelist") in page
 
 
 def test_tenant_admin_cannot_take_over_a_user_of_another_tenant(seed, world, tenant_admin):
