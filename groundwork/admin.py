@@ -5,6 +5,7 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
 from django.template.response import TemplateResponse
 
 from .admin_scoping import (
@@ -48,8 +49,26 @@ class PrincipalForm(forms.ModelForm):
         return cleaned
 
 
+class MemberFormSet(BaseInlineFormSet):
+    """The same rules as `group_member_add`, as form errors: members of a group or provider group only, and
+    from the group's own tenant."""
+
+    def clean(self):
+        super().clean()
+        group = self.instance
+        for form in self.forms:
+            member = getattr(form, "cleaned_data", {}).get("member")
+            if member is None or form.cleaned_data.get("DELETE"):
+                continue
+            if group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
+                form.add_error("member", "Only a group or a provider group can have members.")
+            elif member.tenant_id != group.tenant_id:
+                form.add_error("member", "A group and its member must belong to the same tenant.")
+
+
 class MemberInline(TenantScopedInline, admin.TabularInline):
     model = GroupMembership
+    formset = MemberFormSet
     tenant_path = "group__tenant"
     fk_name = "group"
     autocomplete_fields = ("member",)

@@ -415,3 +415,14 @@ def test_group_links_stay_inside_one_tenant(world, operator):
         "group": world.groups["hr"].pk, "member": world.groups["leadership"].pk})
     assert response.status_code == 302
     assert GroupMembership.objects.filter(group=world.groups["hr"], member=world.groups["leadership"]).exists()
+
+
+def test_group_member_inline_refuses_another_tenants_member(world, operator):
+    group = world.groups["hr"]
+    data = {"tenant": group.tenant_id, "kind": group.kind, "key": group.key, "user": "", "display_name": "HR",
+            "member_links-TOTAL_FORMS": "1", "member_links-INITIAL_FORMS": "0", "member_links-MIN_NUM_FORMS": "0",
+            "member_links-MAX_NUM_FORMS": "1000", "member_links-0-member": world.groups["globex-hr"].pk,
+            "member_links-0-group": group.pk}
+    response = operator.post(_url(Principal, "change", group.pk), data)
+    assert response.status_code == 200 and "must belong to the same tenant" in response.content.decode()
+    assert not GroupMembership.objects.filter(group=group, member=world.groups["globex-hr"]).exists()
