@@ -185,6 +185,9 @@ def test_tenant_admin_reaches_no_globex_row(model, seed, tenant_admin, world):
             for spec in listing.context["cl"].filter_specs:
                 choices = " ".join(str(c.get("display")) for c in spec.choices(listing.context["cl"]))
                 assert "Globex" not in choices and "globex" not in choices, spec.title
+        if model_admin.search_fields and globex_obj is not None:
+            searched = tenant_admin.get(_url(model, "changelist"), {"q": "globex"})
+            assert searched.status_code == 200 and globex_obj.pk not in _listed_pks(searched)
         page = listing.content.decode()
         assert "CANARY-GLOBEX" not in page and "globex" not in page.lower().replace("globex-hr", "")
     if globex_obj is None:
