@@ -1,10 +1,35 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+
+from groundwork.admin_scoping import (
+    SHARED_ROWS,
+    TenantScopedAdmin,
+    TenantScopedInline,
+    admin_authority,
+    verbose_names_set,
+)
+from groundwork.models import Tenant
 
 from .grounding import REJECTION_REASONS
 from .models import Claim, ClaimEvidence, Entity, ModelUsage, ProjectionQuality, RelationType, ReviewItem
+from .services import ReviewItemNotFound, review_item_approve, review_item_reject
+
+verbose_names_set(Entity, "entity", "entities")
+verbose_names_set(ClaimEvidence, "claim evidence", "claim evidence")
+verbose_names_set(ProjectionQuality, "projection quality", "projection quality")
+verbose_names_set(ModelUsage, "model usage", "model usage")
+verbose_names_set(ReviewItem, "review item", "review queue")
+
+
+def range_label(value) -> str:
+    """A validity range as people read it: "2025-10-10 → now", "2024-01-01 → 2025-03-01"."""
+    if value is None:
+        return "—"
+    lower = value.lower.date().isoformat() if value.lower else "always"
+    upper = value.upper.date().isoformat() if value.upper else "now"
+    return f"{lower} → {upper}"
 
 
 class LinesField(forms.CharField):
@@ -42,7 +67,10 @@ class RelationTypeForm(forms.ModelForm):
 
 
 @admin.register(RelationType)
-class RelationTypeAdmin(admin.ModelAdmin):
+class RelationTypeAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    # The ontology is platform-wide: tenant admins may read it (it explains their findings), not change it.
+    tenant_path = SHARED_ROWS
+    tenant_admin_readonly = True
     form = RelationTypeForm
     list_display = ("name", "policy", "description", "updated_at")
     list_filter = ("policy",)
@@ -54,14 +82,17 @@ class RelationTypeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
+    tenant_admin_readonly = True  # entities come from the writer
     list_display = ("name", "kind", "tenant", "created_at")
     list_filter = ("tenant", "kind")
     search_fields = ("name", "key")
 
 
-class ClaimEvidenceInline(admin.TabularInline):
+class ClaimEvidenceInline(TenantScopedInline, admin.TabularInline):
     model = ClaimEvidence
+    tenant_path = "claim__tenant"
     extra = 0
     fields = ("document", "chunk", "quote", "quote_start", "quote_end")
     readonly_fields = fields
@@ -69,31 +100,84 @@ class ClaimEvidenceInline(admin.TabularInline):
 
 
 @admin.register(Claim)
-class ClaimAdmin(admin.ModelAdmin):
-    # Read-only: claims change only through the writer, which keeps the bi-temporal ranges consistent.
-    list_display = ("statement", "predicate", "status", "valid", "recorded", "needs_review", "tenant")
+class ClaimAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    # Read-only: claims change only through the writer (and the review services), which keep the bi-temporal
+    # ranges consistent.
+    tenant_path = "tenant"
+    list_display = ("statement", "predicate", "status", "valid_range", "recorded_range", "needs_review", "tenant")
     list_filter = ("tenant", "status", "policy", "needs_review", "predicate")
     search_fields = ("statement",)
     list_select_related = ("predicate", "tenant")
-    readonly_fields = [f.name for f in Claim._meta.fields]
-    exclude = ("embedding",)
+    readonly_fields = [f.name for f in Claim._meta.fields if f.name not in ("valid", "recorded", "embedding")] + [
+        "valid_range", "recorded_range"]
+    exclude = ("embedding", "valid", "recorded")
     inlines = [ClaimEvidenceInline]
+
+    @admin.display(description="valid", ordering="valid")
+    def valid_range(self, obj: Claim) -> str:
+        return range_label(obj.valid)
+
+    @admin.display(description="recorded", ordering="recorded")
+    def recorded_range(self, obj: Claim) -> str:
+        return range_label(obj.recorded)
 
     def has_add_permission(self, request) -> bool:
         return False
 
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(admin.ModelAdmin):
-    list_display = ("claim", "similar_claim", "similarity", "reason", "state", "tenant", "created_at")
+class ReviewItemAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    """The review queue: claims added without a model verdict although they resemble a current claim. Approve
+    keeps the claim; reject retracts it (findings.services)."""
+
+    tenant_path = "tenant"
+    list_display = ("claim", "claim_valid", "similar_claim", "similarity_shown", "reason", "state", "tenant",
+                    "created_at")
     list_filter = ("state", "tenant", "reason")
     list_select_related = ("claim", "similar_claim", "tenant")
-    readonly_fields = ("claim", "similar_claim", "similarity", "reason", "tenant", "created_at")
-    actions = ["mark_done"]
+    readonly_fields = ("claim", "similar_claim", "similarity", "reason", "state", "tenant", "created_at")
+    actions = ["approve", "reject"]
 
-    @admin.action(description="Mark as reviewed")
-    def mark_done(self, request, queryset) -> None:
-        queryset.filter(state=ReviewItem.State.PENDING).update(state=ReviewItem.State.DONE)
+    @admin.display(description="claim valid")
+    def claim_valid(self, obj: ReviewItem) -> str:
+        return range_label(obj.claim.valid)
+
+    @admin.display(description="similarity", ordering="similarity")
+    def similarity_shown(self, obj: ReviewItem) -> str:
+        return f"{obj.similarity:.2f}"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # Settled by approve / reject (the services), never deleted; an item goes with its claim.
+        return False
+
+    def _settle(self, request, queryset, service, verb: str) -> None:
+        done = skipped = 0
+        tenants = {t.pk: t for t in Tenant.objects.filter(pk__in=queryset.values("tenant_id"))}
+        for item in queryset.filter(state=ReviewItem.State.PENDING).order_by("pk"):
+            try:
+                service(authority=admin_authority(request, tenants[item.tenant_id]), review_item_id=item.pk)
+                done += 1
+            except ReviewItemNotFound:
+                skipped += 1
+        note = f" ({skipped} already settled)" if skipped else ""
+        self.message_user(request, f"{verb} {done} claim{'' if done == 1 else 's'}{note}.", messages.SUCCESS)
+
+    @admin.action(description="Approve: keep the selected claims", permissions=["change"])
+    def approve(self, request, queryset) -> None:
+        self._settle(request, queryset, review_item_approve, "Approved")
+
+    @admin.action(description="Reject: retract the selected claims", permissions=["change"])
+    def reject(self, request, queryset) -> None:
+        self._settle(request, queryset, review_item_reject, "Rejected and retracted")
 
 
 class RejectedForFilter(admin.SimpleListFilter):
@@ -119,7 +203,9 @@ def _reason_column(reason: str):
 
 
 @admin.register(ProjectionQuality)
-class ProjectionQualityAdmin(admin.ModelAdmin):
+class ProjectionQualityAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
+    tenant_admin_readonly = True
     list_display = ("chunk", "extractor", "proposed", "accepted", "accepted_ratio",
                     *[_reason_column(reason) for reason in REJECTION_REASONS], "created_at")
     list_filter = ("extractor", RejectedForFilter, "tenant")
@@ -131,7 +217,9 @@ class ProjectionQualityAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModelUsage)
-class ModelUsageAdmin(admin.ModelAdmin):
+class ModelUsageAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
+    tenant_admin_readonly = True
     list_display = ("day", "tenant", "purpose", "calls", "prompt_tokens", "completion_tokens", "failures")
     list_filter = ("purpose", "tenant")
     readonly_fields = ("day", "tenant", "purpose", "calls", "prompt_tokens", "completion_tokens", "failures")

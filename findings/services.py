@@ -8,8 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.postgres.fields import DateTimeRangeField
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import DateTimeField, Func, Value
+from django.db.models.functions import Greatest
 
+from groundwork.authority import Authority
 from groundwork.modelclient import ModelError
 from knowledge.hooks import DocumentChange
 from knowledge.models import Chunk
@@ -20,12 +25,17 @@ from .extractors.base import Extractor
 from .extractors.patterns import PatternsExtractor
 from .grounding import GroundedProjection, entity_key
 from .llm import llm_endpoint, usage_record, verdict_model_for
-from .models import ClaimEvidence, ProjectionQuality
+from .models import Claim, ClaimEvidence, ProjectionQuality, ReviewItem
 from .proposals import ExtractionInvalid
 from .selectors import ontology_specs
 from .writer import FactInput, WriteResult, as_datetime, claims_write
 
 logger = logging.getLogger(__name__)
+
+
+class Lower(Func):
+    function = "lower"
+    output_field = DateTimeField()
 
 
 class ExtractionFailed(Exception):
@@ -141,3 +151,55 @@ def documents_changed(changes: Sequence[DocumentChange]) -> None:
         from .tasks import document_extract_task
 
         transaction.on_commit(lambda: [document_extract_task.delay(i) for i in to_extract])
+
+
+# --- the review queue ---------------------------------------------------------------------------------------
+#
+# A ReviewItem holds a claim the writer added without a model verdict although it resembles a current claim
+# (README: "AMBIGUOUS without a model"). Approving keeps the claim as written; rejecting retracts it the way the
+# writer retracts a refuted fact: only its recorded range closes (it was never our belief to keep), its valid
+# range is not rewritten. Both settle the item and clear the claim's `needs_review`.
+
+
+class ReviewItemNotFound(Exception):
+    """No pending review item with that id in the caller's tenant (missing and forbidden look the same)."""
+
+
+def _review_item_claim(authority: Authority, review_item_id: int) -> ReviewItem:
+    if not authority.is_admin:
+        raise PermissionDenied("only a tenant admin may settle the review queue")
+    item = (ReviewItem.objects.select_for_update().select_related("claim")
+            .filter(pk=review_item_id, tenant_id=authority.tenant_id, state=ReviewItem.State.PENDING).first())
+    if item is None:
+        raise ReviewItemNotFound(f"no pending review item {review_item_id}")
+    return item
+
+
+def review_item_approve(*, authority: Authority, review_item_id: int) -> ReviewItem:
+    """Keep the claim as written: the item is done and the claim no longer needs review."""
+    with transaction.atomic():
+        item = _review_item_claim(authority, review_item_id)
+        Claim.objects.filter(pk=item.claim_id).update(needs_review=False)
+        item.state = ReviewItem.State.DONE
+        item.save(update_fields=["state"])
+    return item
+
+
+def review_item_reject(*, authority: Authority, review_item_id: int) -> ReviewItem:
+    """Retract the claim: its recorded range closes now (under the slot lock the writer takes, so no
+    consolidation of the same slot interleaves) and its valid range stays; the item is done."""
+    with transaction.atomic():
+        item = _review_item_claim(authority, review_item_id)
+        claim = item.claim
+        sql.slots_lock([sql.slot_lock_key(claim.tenant_id, claim.subject_id, claim.predicate_id, claim.perspective,
+                                          claim.scope)])
+        now = sql.write_clock()
+        Claim.objects.filter(pk=claim.pk, recorded__upper_inf=True).update(
+            recorded=Func(Lower("recorded"), Greatest(Value(now), Lower("recorded")), Value("[)"),
+                          function="tstzrange", output_field=DateTimeRangeField()),
+            status=Claim.Status.CLOSED, needs_review=False,
+        )
+        Claim.objects.filter(pk=claim.pk).update(needs_review=False)
+        item.state = ReviewItem.State.DONE
+        item.save(update_fields=["state"])
+    return item

@@ -1,14 +1,32 @@
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.forms import AdminUserCreationForm
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
 from django.template.response import TemplateResponse
 
+from .admin_scoping import (
+    PlatformOnlyAdmin,
+    TenantScopedAdmin,
+    TenantScopedInline,
+    is_platform_operator,
+    request_tenant_ids,
+    verbose_names_set,
+)
 from .models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
-from .services import api_key_issue, api_key_revoke, principal_normalise
+from .services import api_key_issue, api_key_revoke, membership_remove, membership_set, principal_normalise
+
+verbose_names_set(ApiKey, "API key", "API keys")
+verbose_names_set(ApiKeyUse, "API key use", "API key uses")
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(PlatformOnlyAdmin, admin.ModelAdmin):
+    # Tenants themselves are the platform operator's: a tenant admin picks among their tenants in forms only.
+    tenant_path = "pk"
     list_display = ("slug", "name", "is_platform", "created_at")
     search_fields = ("slug", "name")
     list_filter = ("is_platform",)
@@ -31,8 +49,27 @@ class PrincipalForm(forms.ModelForm):
         return cleaned
 
 
-class MemberInline(admin.TabularInline):
+class MemberFormSet(BaseInlineFormSet):
+    """The same rules as `group_member_add`, as form errors: members of a group or provider group only, and
+    from the group's own tenant."""
+
+    def clean(self):
+        super().clean()
+        group = self.instance
+        for form in self.forms:
+            member = getattr(form, "cleaned_data", {}).get("member")
+            if member is None or form.cleaned_data.get("DELETE"):
+                continue
+            if group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
+                form.add_error("member", "Only a group or a provider group can have members.")
+            elif member.tenant_id != group.tenant_id:
+                form.add_error("member", "A group and its member must belong to the same tenant.")
+
+
+class MemberInline(TenantScopedInline, admin.TabularInline):
     model = GroupMembership
+    formset = MemberFormSet
+    tenant_path = "group__tenant"
     fk_name = "group"
     autocomplete_fields = ("member",)
     extra = 0
@@ -41,36 +78,91 @@ class MemberInline(admin.TabularInline):
 
 
 @admin.register(Principal)
-class PrincipalAdmin(admin.ModelAdmin):
+class PrincipalAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     form = PrincipalForm
-    list_display = ("key", "kind", "tenant", "display_name", "user")
+    list_display = ("label", "kind", "key", "tenant")
+    list_select_related = ("user", "tenant")
     list_filter = ("kind", "tenant")
     search_fields = ("key", "display_name", "user__username", "user__email")
     autocomplete_fields = ("user",)
     inlines = [MemberInline]
 
+    @admin.display(description="principal", ordering="key")
+    def label(self, obj: Principal) -> str:
+        return obj.label
+
+
+class GroupMembershipForm(forms.ModelForm):
+    class Meta:
+        model = GroupMembership
+        fields = ("group", "member")
+
+    def clean(self):
+        cleaned = super().clean()
+        group, member = cleaned.get("group"), cleaned.get("member")
+        if group and group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
+            self.add_error("group", "Only a group or a provider group can have members.")
+        elif group and member and group.tenant_id != member.tenant_id:
+            self.add_error("member", "A group and its member must belong to the same tenant.")
+        return cleaned
+
 
 @admin.register(GroupMembership)
-class GroupMembershipAdmin(admin.ModelAdmin):
-    list_display = ("group", "member", "created_at")
+class GroupMembershipAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "group__tenant"
+    form = GroupMembershipForm
+    list_display = ("group_label", "member_label", "created_at")
+    list_select_related = ("group", "member__user")
     list_filter = ("group__tenant", "group__kind")
     search_fields = ("group__key", "member__key")
     autocomplete_fields = ("group", "member")
 
+    @admin.display(description="group", ordering="group__key")
+    def group_label(self, obj: GroupMembership) -> str:
+        return obj.group.label
+
+    @admin.display(description="member", ordering="member__key")
+    def member_label(self, obj: GroupMembership) -> str:
+        return obj.member.label
+
+    def save_model(self, request, obj, form, change):
+        from .services import group_member_add
+
+        if change:  # a link is (group, member); changing one is removing it and adding another
+            GroupMembership.objects.filter(pk=obj.pk).delete()
+        try:
+            link = group_member_add(group=obj.group, member=obj.member)
+        except ValidationError as exc:
+            raise forms.ValidationError(exc.messages) from exc
+        obj.pk = link.pk
+        obj._state.adding = False
+
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     list_display = ("user", "tenant", "role", "created_at")
+    list_select_related = ("user", "tenant")
     list_filter = ("role", "tenant")
     search_fields = ("user__username", "user__email", "tenant__slug")
     autocomplete_fields = ("user",)
 
-    def save_model(self, request, obj, form, change):
-        from .services import membership_set
+    def get_readonly_fields(self, request, obj=None):
+        # A membership is (user, tenant); only its role changes. Moving it elsewhere is remove + add.
+        return ("user", "tenant") if obj is not None else ()
 
+    def save_model(self, request, obj, form, change):
         saved = membership_set(user=obj.user, tenant=obj.tenant, role=obj.role)
         obj.pk = saved.pk
         obj._state.adding = False
+
+    def delete_model(self, request, obj):
+        membership_remove(membership=obj)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset.select_related("user"):
+            membership_remove(membership=membership)
 
 
 class ApiKeyForm(forms.ModelForm):
@@ -95,25 +187,30 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     form = ApiKeyForm
     list_display = ("name", "prefix", "tenant", "kind", "owner", "role", "created_at", "last_used_at", "revoked_at")
     list_filter = ("kind", "tenant", "role")
     search_fields = ("name", "prefix", "owner__username", "owner__email")
-    readonly_fields = ("prefix", "created_at", "last_used_at", "revoked_at", "service_principal")
+    readonly_fields = ("prefix", "created_at", "last_used_at", "revoked_at", "service_principal_label")
     actions = ["revoke"]
 
     def get_fields(self, request, obj=None):
         if obj is None:
             return ("tenant", "name", "kind", "owner", "role", "expires_at")
-        return ("tenant", "name", "kind", "owner", "service_principal", "role", "prefix", "created_at",
+        return ("tenant", "name", "kind", "owner", "service_principal_label", "role", "prefix", "created_at",
                 "expires_at", "last_used_at", "revoked_at")
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        return ("tenant", "name", "kind", "owner", "service_principal", "role", "prefix", "created_at",
+        return ("tenant", "name", "kind", "owner", "service_principal_label", "role", "prefix", "created_at",
                 "last_used_at", "revoked_at")
+
+    @admin.display(description="acts as")
+    def service_principal_label(self, obj: ApiKey) -> str:
+        return obj.service_principal.label if obj.service_principal_id else "—"
 
     def save_model(self, request, obj, form, change):
         if change:
@@ -138,13 +235,125 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request, queryset):
-        for key in queryset:
+        revoked = 0
+        for key in queryset.filter(revoked_at__isnull=True):
             api_key_revoke(api_key=key)
-        self.message_user(request, f"Revoked {queryset.count()} key(s).", messages.SUCCESS)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} key{'' if revoked == 1 else 's'}.", messages.SUCCESS)
 
 
 @admin.register(ApiKeyUse)
-class ApiKeyUseAdmin(admin.ModelAdmin):
+class ApiKeyUseAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "api_key__tenant"
+    tenant_admin_readonly = True
     list_display = ("api_key", "used_at", "request_id")
     list_filter = ("api_key__tenant",)
     search_fields = ("api_key__name", "api_key__prefix")
+
+
+# --- users: the platform's accounts, seen by a tenant admin only as the members of their tenants -------------
+
+User = get_user_model()
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+_PRIVILEGE_FIELDS = {"is_staff", "is_superuser", "groups", "user_permissions"}
+
+
+def _without_privileges(fieldsets):
+    cleaned = []
+    for name, options in fieldsets:
+        fields = tuple(f for f in options.get("fields", ()) if f not in _PRIVILEGE_FIELDS)
+        if fields:
+            cleaned.append((name, {**options, "fields": fields}))
+    return tuple(cleaned)
+
+
+class MemberCreationForm(AdminUserCreationForm):
+    """A new account and, in the same step, its membership: a tenant admin's new user must land in one of their
+    tenants, or they could never see it again."""
+
+    email = forms.EmailField(required=False)
+    tenant = forms.ModelChoiceField(queryset=Tenant.objects.none(), required=False,
+                                    help_text="The tenant the new user joins.")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+    tenant_queryset = Tenant.objects.none()
+    tenant_required = False
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tenant"].queryset = self.tenant_queryset
+        self.fields["tenant"].required = self.tenant_required
+
+
+@admin.register(User)
+class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
+    """A tenant admin sees the members of the tenants they administer. They may edit an account only when they
+    administer every tenant it belongs to (membership or principal) and it is no platform operator: otherwise
+    editing it — its password above all — would take over an account of someone else's tenant."""
+
+    tenant_path = "memberships__tenant"
+
+    def _account_is_theirs(self, request, obj) -> bool:
+        ids = request_tenant_ids(request)
+        if obj is None or ids is None:
+            return True
+        if obj.is_superuser:
+            return False
+        tenants = set(Membership.objects.filter(user=obj).values_list("tenant_id", flat=True))
+        tenants |= set(Principal.objects.filter(user=obj).values_list("tenant_id", flat=True))
+        return bool(tenants) and tenants <= ids
+
+    add_form = MemberCreationForm
+    add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("username", "email", "usable_password", "password1", "password2")}),
+        ("Membership", {"fields": ("tenant", "role")}),
+    )
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        if obj is None:
+            ids = request_tenant_ids(request)
+            tenants = Tenant.objects.all() if ids is None else Tenant.objects.filter(pk__in=ids)
+            form = type(form.__name__, (form,), {"tenant_queryset": tenants, "tenant_required": ids is not None})
+        return form
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change and form.cleaned_data.get("tenant") is not None:
+            membership_set(user=obj, tenant=form.cleaned_data["tenant"], role=form.cleaned_data["role"])
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Any member of one of their tenants may be looked at (a colleague in a tenant they run); only editing
+        # needs the whole account to be theirs.
+        ids = request_tenant_ids(request)
+        if ids is None or obj is None:
+            return super().has_view_permission(request, obj)
+        return bool(ids) and Membership.objects.filter(user=obj, tenant_id__in=ids).exists()
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and self._account_is_theirs(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and self._account_is_theirs(request, obj)
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        return fieldsets if is_platform_operator(request.user) else _without_privileges(fieldsets)
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        if is_platform_operator(request.user):
+            return shown
+        return tuple(f for f in shown if f not in _PRIVILEGE_FIELDS)
+
+    def get_list_filter(self, request):
+        if is_platform_operator(request.user):
+            return super().get_list_filter(request)
+        return ("is_active",)
+
+
+@admin.register(Group)
+class PlatformGroupAdmin(PlatformOnlyAdmin, GroupAdmin):
+    """Django's permission groups are the operator's; tenants' groups are principals of kind `group`."""

@@ -97,7 +97,27 @@ def membership_set(*, user, tenant: Tenant, role: str = Membership.Role.MEMBER) 
     principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(user.pk), display_name=user.get_username())
     if user.email:
         principal_ensure(tenant=tenant, kind=Principal.Kind.EMAIL, raw=user.email)
+    user_staff_sync(user=user)
     return membership
+
+
+@transaction.atomic
+def membership_remove(*, membership: Membership) -> None:
+    """Take `membership.user` out of `membership.tenant` (their principals stay: ACLs may still name them)."""
+    user = membership.user
+    Membership.objects.filter(pk=membership.pk).delete()
+    user_staff_sync(user=user)
+
+
+def user_staff_sync(*, user) -> bool:
+    """Keep `is_staff` in step with the admin rule (groundwork.admin_scoping): a platform operator or the holder
+    of an admin membership. The admin site decides by the membership itself; this keeps Django's own staff
+    checks in agreement. Returns the new value."""
+    staff = bool(user.is_superuser) or Membership.objects.filter(user=user, role=Membership.Role.ADMIN).exists()
+    if user.is_staff != staff:
+        get_user_model().objects.filter(pk=user.pk).update(is_staff=staff)
+        user.is_staff = staff
+    return staff
 
 
 def tenant_create(*, slug: str, name: str) -> Tenant:

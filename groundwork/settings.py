@@ -34,7 +34,7 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "groundwork.admin_apps.GroundworkAdminConfig",  # the tenant-scoped admin site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

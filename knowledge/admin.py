@@ -1,27 +1,200 @@
-from django.contrib import admin
-from django.db.models import Count, Q
+"""The knowledge admin, tenant-scoped (groundwork.admin_scoping). Documents are written only through the same
+services as the API: adding one ingests it (chunks, embeddings, findings), access changes go through
+`document_acl_set`, deletions through `document_delete` / `source_delete`."""
 
-from .models import Chunk, ConfigurationFault, Document, DocumentAcl, EmbeddingSpace, Source
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+
+from groundwork.admin_scoping import (
+    PlatformOnlyAdmin,
+    TenantScopedAdmin,
+    TenantScopedInline,
+    admin_authority,
+    principal_label,
+    queryset_scope,
+    request_tenant_ids,
+    verbose_names_set,
+)
+from groundwork.models import Principal
+
+from .models import AccessClass, Chunk, ConfigurationFault, Document, DocumentAcl, EmbeddingSpace, Source, SourceAcl
+from .parsing import ParseError, format_for_filename
+from .services import (
+    DocumentInput,
+    document_acl_set,
+    document_delete,
+    document_ingest,
+    source_create,
+    source_delete,
+    source_update,
+)
+
+verbose_names_set(AccessClass, "access class", "access classes")
+verbose_names_set(DocumentAcl, "document ACL entry", "document ACL entries")
+verbose_names_set(SourceAcl, "source default ACL entry", "source default ACL entries")
+
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+
+
+class ServiceRefused(Exception):
+    """A service turned an admin write down with a message for the person (e.g. a duplicate source name)."""
+
+
+class RefusalMessages:
+    """Turn `ServiceRefused` from save_model into an error message on the same page, not a 500; and let the
+    delete service decide what goes with a row (chunks, derived findings), not the admin's per-model delete
+    permissions, which tenant admins do not hold for read-only derived tables."""
+
+    def get_deleted_objects(self, objs, request):
+        to_delete, model_count, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return to_delete, model_count, set(), protected
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ServiceRefused as exc:
+            self.message_user(request, f"Not saved: {exc}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+
+def _upload_parse(name: str, data: bytes) -> tuple[str, str]:
+    """(format, text) of an uploaded file; the one place the admin reads files. Today UTF-8 text, Markdown
+    and HTML; `knowledge.files.file_parse` (PDF, DOCX, …) replaces the body at merge.
+    Raises ValidationError with a message a person can act on."""
+    fmt = format_for_filename(name)
+    if fmt is None:
+        raise ValidationError(f"{name}: unsupported file type; upload .txt, .md or .html")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"{name}: the file is not UTF-8 text") from exc
+    if not text.strip():
+        raise ValidationError(f"{name}: the file has no text")
+    return fmt, text
+
+
+def _spec(principal: Principal) -> str:
+    """The principal spec `principal_parse` reads back to the same principal."""
+    return f"{principal.kind}:{principal.key}"
+
+
+def _acl_specs_parse(raw: str) -> list[str]:
+    from groundwork.services import principal_parse
+
+    specs, errors = [], []
+    for line in (raw or "").replace(",", "\n").splitlines():
+        entry = line.strip()
+        if not entry:
+            continue
+        try:
+            principal_parse(entry)
+        except ValidationError as exc:
+            errors.extend(exc.messages)
+            continue
+        specs.append(entry)
+    if errors:
+        raise ValidationError(errors)
+    return specs
+
+
+class SourceAclInline(TenantScopedInline, admin.TabularInline):
+    """The source's default readers, by label (edited on the Manage page's source editor)."""
+
+    model = SourceAcl
+    tenant_path = "source__tenant"
+    fields = ("reader",)
+    readonly_fields = ("reader",)
+    can_delete = False
+    extra = 0
+    max_num = 0
+    verbose_name = "default reader"
+    verbose_name_plural = "Default readers (new restricted documents of this source inherit them)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("principal__user")
+
+    @admin.display(description="reader")
+    def reader(self, obj: SourceAcl) -> str:
+        return obj.principal.label
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "tenant", "base_url", "created_at")
+class SourceAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
+    inlines = [SourceAclInline]
+    list_display = ("name", "kind", "tenant", "default_visibility", "members_may_upload", "base_url", "created_at")
     list_filter = ("kind", "tenant")
     search_fields = ("name", "base_url")
+    list_select_related = ("tenant",)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ("tenant", "kind", "name", "base_url")
+        return ("tenant", "kind", "name", "base_url", "default_visibility", "members_may_upload", "created_at")
+
+    def get_inlines(self, request, obj):
+        return [] if obj is None else self.inlines
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        # Source defaults are set on the Manage page's source editor; the tenant of a source never changes.
+        return ("tenant", "default_visibility", "members_may_upload", "created_at")
+
+    def save_model(self, request, obj, form, change):
+        try:
+            if change:
+                current = Source.objects.get(pk=obj.pk)
+                source_update(authority=admin_authority(request, current.tenant), source=current,
+                              **{name: form.cleaned_data[name] for name in ("kind", "name", "base_url")})
+                return
+            created = source_create(authority=admin_authority(request, form.cleaned_data["tenant"]),
+                                    kind=obj.kind, name=obj.name, base_url=obj.base_url)
+        except ValidationError as exc:
+            raise ServiceRefused(" ".join(exc.messages)) from exc
+        obj.pk = created.pk
+        obj._state.adding = False
+
+    def delete_model(self, request, obj):
+        source_delete(authority=admin_authority(request, obj.tenant), source=obj)
+
+    def delete_queryset(self, request, queryset):
+        for source in queryset.select_related("tenant"):
+            source_delete(authority=admin_authority(request, source.tenant), source=source)
 
 
-class AclInline(admin.TabularInline):
+class AclInline(TenantScopedInline, admin.TabularInline):
+    """Shows who may read a restricted document; edited through the form's "readers" field, which goes through
+    `document_acl_set` (an inline would write the rows around the service)."""
+
     model = DocumentAcl
-    autocomplete_fields = ("principal",)
-    extra = 1
-    verbose_name = "ACL principal"
-    verbose_name_plural = "ACL principals (restricted documents are readable only by these)"
+    tenant_path = "document__tenant"
+    fields = ("reader",)
+    readonly_fields = ("reader",)
+    can_delete = False
+    extra = 0
+    max_num = 0
+    verbose_name = "reader"
+    verbose_name_plural = "Readers (a restricted document is readable only by these)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("principal__user")
+
+    @admin.display(description="reader")
+    def reader(self, obj: DocumentAcl) -> str:
+        return obj.principal.label
 
 
-class ChunkInline(admin.TabularInline):
+class ChunkInline(TenantScopedInline, admin.TabularInline):
     model = Chunk
-    fields = ("ordinal", "heading_path", "start", "end", "token_count", "embedded", "text")
+    tenant_path = "tenant"
+    fields = ("ordinal", "location", "heading_path", "start", "end", "token_count", "embedded", "text")
     readonly_fields = fields
     can_delete = False
     extra = 0
@@ -33,19 +206,114 @@ class ChunkInline(admin.TabularInline):
         return obj.embedding_space_id is not None
 
 
+class DocumentAddForm(forms.ModelForm):
+    """What the API's document upload takes, as a form. Only read, never saved: `DocumentAdmin.save_model`
+    hands it to `document_ingest`."""
+
+    source = forms.ModelChoiceField(queryset=Source.objects.none())
+    title = forms.CharField(max_length=500)
+    external_id = forms.CharField(max_length=512, required=False,
+                                  help_text="The record's id in its source; defaults to the title. Adding an "
+                                            "existing id replaces that document.")
+    record_url = forms.URLField(max_length=2000, required=False, assume_scheme="https")
+    format = forms.ChoiceField(choices=Document.Format.choices, initial=Document.Format.TEXT,
+                               help_text="For the text field; a file's format follows its name.")
+    body = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), required=False, strip=False, label="Text")
+    upload = forms.FileField(required=False, label="or a file", help_text=".txt, .md or .html")
+    visibility = forms.ChoiceField(choices=Document.visibility.field.choices, initial="workspace")
+    acl = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, label="Readers",
+                          help_text="For restricted documents: one principal per line — email:…, group:…, "
+                                    "user:ID, provider:group.")
+
+    source_queryset = Source.objects.none()
+
+    class Meta:
+        model = Document
+        fields: tuple[str, ...] = ()
+        # Every model field stays out of model validation: the form only feeds the service, which validates.
+        exclude = [f.name for f in Document._meta.concrete_fields]  # noqa: DJ006 (deliberate: nothing is saved)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["source"].queryset = self.source_queryset
+        self.fields["source"].label_from_instance = lambda s: f"{s.name} ({s.tenant.slug})"
+
+    def clean_acl(self) -> list[str]:
+        return _acl_specs_parse(self.cleaned_data.get("acl", ""))
+
+    def clean(self):
+        cleaned = super().clean()
+        upload, body = cleaned.get("upload"), cleaned.get("body") or ""
+        if upload and body.strip():
+            raise ValidationError("Give the text or a file, not both.")
+        if upload:
+            if upload.size > MAX_UPLOAD_BYTES:
+                self.add_error("upload", f"{upload.name}: larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+                return cleaned
+            try:
+                cleaned["format"], cleaned["body"] = _upload_parse(upload.name, upload.read())
+            except ValidationError as exc:
+                self.add_error("upload", exc)
+                return cleaned
+        elif not body.strip():
+            raise ValidationError("Give the document's text or upload a file.")
+        if cleaned.get("visibility") == "restricted" and not cleaned.get("acl"):
+            self.add_error("acl", "A restricted document needs at least one reader, or nobody can read it.")
+        if not cleaned.get("external_id") and cleaned.get("title"):
+            cleaned["external_id"] = cleaned["title"]
+        return cleaned
+
+
+class DocumentAccessForm(forms.ModelForm):
+    """The change form edits access only: visibility and readers, saved through `document_acl_set`."""
+
+    readers = forms.ModelMultipleChoiceField(queryset=Principal.objects.none(), required=False,
+                                             widget=forms.CheckboxSelectMultiple,
+                                             help_text="Who may read the document when it is restricted.")
+
+    class Meta:
+        model = Document
+        fields = ("visibility",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        document = self.instance
+        field = self.fields["readers"]
+        field.queryset = (Principal.objects.filter(tenant_id=document.tenant_id).select_related("user")
+                          .order_by("kind", "key"))
+        field.label_from_instance = principal_label
+        if document.pk:
+            field.initial = list(document.acl_entries.values_list("principal_id", flat=True))
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("visibility") == "restricted" and not cleaned.get("readers"):
+            self.add_error("readers", "A restricted document needs at least one reader, or nobody can read it.")
+        return cleaned
+
+
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
+    tenant_path = "tenant"
     list_display = ("title", "source", "tenant", "visibility", "chunk_count", "embedded_chunks", "updated_at")
     list_filter = ("visibility", "tenant", "source__kind", "format")
     search_fields = ("title", "external_id", "record_url")
-    readonly_fields = ("content_hash", "acl", "ingested_at", "format")
-    autocomplete_fields = ("author",)
+    list_select_related = ("source", "tenant")
+    form = DocumentAccessForm
     inlines = [AclInline, ChunkInline]
+    readonly_fields = ("tenant", "source", "external_id", "title", "record_url", "author_label", "format",
+                       "inherits_source_access", "created_at", "updated_at", "observed_at", "expires_at", "ingested_at",
+                       "text", "metadata", "content_hash")
     fieldsets = (
-        (None, {"fields": ("tenant", "source", "external_id", "title", "record_url", "author", "format")}),
-        ("Access", {"fields": ("visibility", "acl")}),
+        (None, {"fields": ("tenant", "source", "external_id", "title", "record_url", "author_label", "format")}),
+        ("Access", {"fields": ("visibility", "readers", "inherits_source_access")}),
         ("Times", {"fields": ("created_at", "updated_at", "observed_at", "expires_at", "ingested_at")}),
         ("Content", {"fields": ("text", "metadata", "content_hash"), "classes": ("collapse",)}),
+    )
+    add_fieldsets = (
+        (None, {"fields": ("source", "title", "external_id", "record_url")}),
+        ("Content", {"fields": ("format", "body", "upload")}),
+        ("Access", {"fields": ("visibility", "acl")}),
     )
 
     def get_queryset(self, request):
@@ -62,16 +330,89 @@ class DocumentAdmin(admin.ModelAdmin):
     def embedded_chunks(self, obj) -> str:
         return f"{obj._embedded}/{obj._chunks}"
 
+    @admin.display(description="follows the source's default access", boolean=True)
+    def inherits_source_access(self, obj) -> bool:
+        return obj.acl_inherited
+
+    @admin.display(description="author")
+    def author_label(self, obj) -> str:
+        return obj.author.label if obj.author_id else "—"
+
+    # -- add: the ingest service --------------------------------------------------------------------------
+
+    def get_fieldsets(self, request, obj=None):
+        return self.add_fieldsets if obj is None else self.fieldsets
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else self.readonly_fields
+
+    def get_inlines(self, request, obj):
+        return [] if obj is None else self.inlines
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            sources = queryset_scope(Source.objects.select_related("tenant"), request_tenant_ids(request), "tenant")
+            return type("DocumentAddForm", (DocumentAddForm,), {"source_queryset": sources})
+        return super().get_form(request, obj, change, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            current = Document.objects.get(pk=obj.pk)  # the form already wrote its values onto `obj`
+            document_acl_set(authority=admin_authority(request, current.tenant), document=current,
+                             visibility=form.cleaned_data["visibility"],
+                             acl=[_spec(p) for p in form.cleaned_data["readers"]])
+            return
+        data = form.cleaned_data
+        source = data["source"]
+        item = DocumentInput(
+            external_id=data["external_id"], title=data["title"], body=data["body"], format=data["format"],
+            record_url=data.get("record_url") or "", visibility=data["visibility"], acl=tuple(data["acl"]),
+        )
+        try:
+            result = document_ingest(authority=admin_authority(request, source.tenant), source=source, item=item)
+        except ValidationError as exc:
+            raise ServiceRefused(" ".join(exc.messages)) from exc
+        except ParseError as exc:
+            raise ServiceRefused(str(exc)) from exc
+        saved = Document.objects.get(pk=result.document_id)
+        obj.__dict__.update({k: v for k, v in saved.__dict__.items() if k != "_state"})
+        obj._state.adding = False
+        request._ingest_result = result
+
+    def response_add(self, request, obj, post_url_continue=None):
+        result = getattr(request, "_ingest_result", None)
+        if result is None:
+            return super().response_add(request, obj, post_url_continue)
+        chunks = f"{result.chunk_count} chunk{'' if result.chunk_count == 1 else 's'}"
+        text = {
+            "created": f"Added “{obj.title}”: {chunks}.",
+            "updated": f"Replaced “{obj.title}” (same external id): {chunks}.",
+            "metadata_updated": f"“{obj.title}” has the same text already; its details were updated.",
+            "unchanged": f"“{obj.title}” is in the corpus already, unchanged.",
+        }[result.status]
+        self.message_user(request, text, messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:knowledge_document_change", args=[obj.pk]))
+
+    # -- delete: the delete services ----------------------------------------------------------------------
+
+    def delete_model(self, request, obj):
+        document_delete(authority=admin_authority(request, obj.tenant), document=obj)
+
+    def delete_queryset(self, request, queryset):
+        for document in queryset.select_related("tenant"):
+            document_delete(authority=admin_authority(request, document.tenant), document=document)
+
     def changelist_view(self, request, extra_context=None):
         from .embedding import faults_open
 
-        for fault in faults_open():
-            self.message_user(request, f"Configuration fault: {fault.message}", level="error")
+        if request.user.is_superuser:
+            for fault in faults_open():
+                self.message_user(request, f"Configuration fault: {fault.message}", level="error")
         return super().changelist_view(request, extra_context)
 
 
 @admin.register(EmbeddingSpace)
-class EmbeddingSpaceAdmin(admin.ModelAdmin):
+class EmbeddingSpaceAdmin(PlatformOnlyAdmin, admin.ModelAdmin):
     list_display = ("model_id", "dimension", "is_active", "created_at")
     readonly_fields = ("model_id", "dimension", "is_active", "created_at")
 
@@ -82,7 +423,7 @@ class EmbeddingSpaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(ConfigurationFault)
-class ConfigurationFaultAdmin(admin.ModelAdmin):
+class ConfigurationFaultAdmin(PlatformOnlyAdmin, admin.ModelAdmin):
     list_display = ("code", "message", "occurrences", "first_seen", "last_seen", "resolved_at")
     list_filter = ("code",)
     readonly_fields = ("code", "message", "occurrences", "first_seen", "last_seen")

@@ -39,19 +39,17 @@ def test_changelists_and_change_pages_load(root_client, corpus):
 
 def _change_form(document, **overrides) -> dict:
     data = {
-        "tenant": document.tenant_id, "source": document.source_id, "external_id": document.external_id,
-        "title": document.title, "record_url": document.record_url, "author": document.author_id or "",
         "visibility": document.visibility,
-        "created_at_0": document.created_at.strftime("%Y-%m-%d"), "created_at_1": "00:00:00",
-        "updated_at_0": document.updated_at.strftime("%Y-%m-%d"), "updated_at_1": "00:00:00",
-        "observed_at_0": document.observed_at.strftime("%Y-%m-%d"), "observed_at_1": "00:00:00",
-        "expires_at_0": "", "expires_at_1": "",
-        "text": document.text, "metadata": "{}",
         "acl_entries-TOTAL_FORMS": "0", "acl_entries-INITIAL_FORMS": "0",
-        "acl_entries-MIN_NUM_FORMS": "0", "acl_entries-MAX_NUM_FORMS": "1000",
+        "acl_entries-MIN_NUM_FORMS": "0", "acl_entries-MAX_NUM_FORMS": "0",
         "chunks-TOTAL_FORMS": "0", "chunks-INITIAL_FORMS": "0",
         "chunks-MIN_NUM_FORMS": "0", "chunks-MAX_NUM_FORMS": "0",
     }
+    entries = list(document.acl_entries.order_by("pk"))
+    for i, entry in enumerate(entries):
+        data[f"acl_entries-{i}-id"] = entry.pk
+        data[f"acl_entries-{i}-document"] = document.pk
+    data["acl_entries-TOTAL_FORMS"] = data["acl_entries-INITIAL_FORMS"] = str(len(entries))
     for i, chunk in enumerate(document.chunks.order_by("pk")):
         data[f"chunks-{i}-id"] = chunk.pk
         data[f"chunks-{i}-document"] = document.pk
@@ -65,29 +63,45 @@ def _chunk_access(document) -> list[tuple[str, list[int]]]:
     return [tuple(row) for row in Chunk.objects.filter(document=document).values_list("visibility", "acl")]
 
 
-def test_inline_acl_edit_updates_chunk_acl(root_client, world, corpus):
+def test_readers_edit_goes_through_the_acl_service_to_the_chunks(root_client, world, corpus):
     doc = corpus.acme_public
     assert _chunk_access(doc) == [("workspace", [])]
     hr = world.groups["hr"]
     page = root_client.get(f"/admin/knowledge/document/{doc.pk}/change/")
     assert [f.formset.prefix for f in page.context["inline_admin_formsets"]] == ["acl_entries", "chunks"]
+    # Readers are offered by label, and only the document's tenant's principals.
+    readers = page.context["adminform"].form.fields["readers"]
+    assert {p.tenant_id for p in readers.queryset} == {world.acme.pk}
+    assert "admin &lt;admin@example.test&gt;" in page.content.decode() and "group hr" in page.content.decode()
+    assert "user:" not in page.content.decode()
+
+    # Restricted without readers is refused (nobody could read it).
+    response = root_client.post(f"/admin/knowledge/document/{doc.pk}/change/",
+                                _change_form(doc, visibility="restricted"))
+    assert response.status_code == 200 and b"at least one reader" in response.content
+    doc.refresh_from_db()
+    assert doc.visibility == "workspace"
 
     response = root_client.post(f"/admin/knowledge/document/{doc.pk}/change/", _change_form(
-        doc, visibility="restricted",
-        **{"acl_entries-TOTAL_FORMS": "1", "acl_entries-0-id": "", "acl_entries-0-document": doc.pk,
-           "acl_entries-0-principal": hr.pk},
-    ))
+        doc, visibility="restricted", readers=[hr.pk]))
     assert response.status_code == 302
     doc.refresh_from_db()
     assert (doc.visibility, doc.acl) == ("restricted", [hr.pk])
     assert _chunk_access(doc) == [("restricted", [hr.pk])]
+    page = root_client.get(f"/admin/knowledge/document/{doc.pk}/change/").content.decode()
+    assert page.count("group hr") == 2  # the readers inline and the choice
 
-    # Removing the row through the inline empties the chunks' ACL again.
-    entry = doc.acl_entries.get()
+    # Back to workspace: the ACL empties through the service.
     response = root_client.post(f"/admin/knowledge/document/{doc.pk}/change/", _change_form(
-        doc, **{"acl_entries-TOTAL_FORMS": "1", "acl_entries-INITIAL_FORMS": "1", "acl_entries-0-id": entry.pk,
-                "acl_entries-0-document": doc.pk, "acl_entries-0-principal": hr.pk,
-                "acl_entries-0-DELETE": "on"},
-    ))
+        doc, visibility="workspace"))
     assert response.status_code == 302
-    assert _chunk_access(doc) == [("restricted", [])]
+    assert _chunk_access(doc) == [("workspace", [])]
+
+
+def test_globex_principal_cannot_be_made_a_reader_of_an_acme_document(root_client, world, corpus):
+    doc = corpus.acme_public
+    response = root_client.post(f"/admin/knowledge/document/{doc.pk}/change/", _change_form(
+        doc, visibility="restricted", readers=[world.groups["globex-hr"].pk]))
+    assert response.status_code == 200 and b"Select a valid choice" in response.content
+    doc.refresh_from_db()
+    assert (doc.visibility, doc.acl) == ("workspace", [])

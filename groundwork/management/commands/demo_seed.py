@@ -1,6 +1,8 @@
 """Create the demo tenant, its users, groups and API key, then run every registered sample loader.
 
-Safe to run twice: existing rows are kept, and the demo API key is printed only when it is created.
+Safe to run twice: existing rows are kept, and the demo API key is printed only when it is created. The demo
+`admin` is a tenant admin of the demo tenant only (a scoped admin console, never a superuser — an older seed's
+superuser `admin` is downgraded); the platform operator is the separate superuser `operator`.
 Development only: refuses to run with DJANGO_ENV=production.
 """
 
@@ -14,7 +16,13 @@ from django.db import transaction
 from groundwork.hooks import sample_loaders
 from groundwork.models import ApiKey, Principal, Tenant
 from groundwork.selectors import platform_tenant
-from groundwork.services import api_key_issue_delegated, group_member_add, membership_set, principal_ensure
+from groundwork.services import (
+    api_key_issue_delegated,
+    group_member_add,
+    membership_set,
+    principal_ensure,
+    user_staff_sync,
+)
 
 DEMO_TENANT = ("kestrel", "Kestrel Robotics")
 DEMO_PASSWORD = "groundwork-demo"
@@ -25,6 +33,7 @@ DEMO_USERS = [
     ("member", "Chloe Tan", "member", ["engineering"]),
 ]
 DEMO_GROUPS = ["leadership", "hr", "engineering", "finance"]
+DEMO_OPERATOR = ("operator", "Olu Ferreira")  # platform operator: a superuser, member of no tenant
 
 
 class Command(BaseCommand):
@@ -49,18 +58,33 @@ class Command(BaseCommand):
                 )
                 if created:
                     user.set_password(DEMO_PASSWORD)
-                    if role == "admin":
-                        user.is_staff = user.is_superuser = True
                     user.save()
-                membership_set(user=user, tenant=tenant, role=role)
+                elif user.is_superuser:  # seeded by an older version as a superuser: now a scoped tenant admin
+                    user.is_superuser = False
+                    user.save(update_fields=["is_superuser"])
+                membership_set(user=user, tenant=tenant, role=role)  # keeps is_staff in step with the role
                 person = principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(user.pk))
                 for name in group_names:
                     group_member_add(group=groups[name], member=person)
                 users[username] = user
+            operator, created = User.objects.get_or_create(
+                username=DEMO_OPERATOR[0],
+                defaults={"email": f"{DEMO_OPERATOR[0]}@kestrel.example", "first_name": DEMO_OPERATOR[1].split()[0],
+                          "last_name": DEMO_OPERATOR[1].split()[1], "is_superuser": True, "is_staff": True},
+            )
+            if created:
+                operator.set_password(DEMO_PASSWORD)
+                operator.save()
+            elif not operator.is_superuser:
+                operator.is_superuser = True
+                operator.save(update_fields=["is_superuser"])
+            user_staff_sync(user=operator)
             issued = None
             if not ApiKey.objects.filter(tenant=tenant, name="demo", revoked_at__isnull=True).exists():
                 issued = api_key_issue_delegated(tenant=tenant, owner=users["admin"], name="demo")
-        self.stdout.write(f"demo tenant '{tenant.slug}' ready; users admin / analyst / member, "
+        self.stdout.write(f"demo tenant '{tenant.slug}' ready; users admin (tenant admin) / analyst / member, "
+                          f"password '{DEMO_PASSWORD}' (development only)")
+        self.stdout.write(f"platform operator (superuser, all tenants in /admin/): {DEMO_OPERATOR[0]}, "
                           f"password '{DEMO_PASSWORD}' (development only)")
         if issued is not None:
             self.stdout.write(self.style.WARNING(
