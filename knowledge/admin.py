@@ -5,6 +5,7 @@ services as the API: adding one ingests it (chunks, embeddings, findings), acces
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
@@ -24,7 +25,7 @@ from groundwork.admin_scoping import (
 from groundwork.models import Principal
 
 from .models import AccessClass, Chunk, ConfigurationFault, Document, DocumentAcl, EmbeddingSpace, Source, SourceAcl
-from .parsing import ParseError, format_for_filename
+from .parsing import ParseError
 from .services import (
     DocumentInput,
     document_acl_set,
@@ -38,8 +39,6 @@ from .services import (
 verbose_names_set(AccessClass, "access class", "access classes")
 verbose_names_set(DocumentAcl, "document ACL entry", "document ACL entries")
 verbose_names_set(SourceAcl, "source default ACL entry", "source default ACL entries")
-
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 
 
 class ServiceRefused(Exception):
@@ -63,20 +62,18 @@ class RefusalMessages:
             return HttpResponseRedirect(request.get_full_path())
 
 
-def _upload_parse(name: str, data: bytes) -> tuple[str, str]:
-    """(format, text) of an uploaded file; the one place the admin reads files. Today UTF-8 text, Markdown
-    and HTML; `knowledge.files.file_parse` (PDF, DOCX, …) replaces the body at merge.
-    Raises ValidationError with a message a person can act on."""
-    fmt = format_for_filename(name)
-    if fmt is None:
-        raise ValidationError(f"{name}: unsupported file type; upload .txt, .md or .html")
+def _upload_parse(name: str, data: bytes):
+    """The one document in an uploaded file, read by the same readers as the upload page (PDF, DOCX, PPTX,
+    XLSX/CSV, EML, text, Markdown, HTML). Raises ValidationError with a message a person can act on."""
+    from .files import FileRefused, file_parse
+
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationError(f"{name}: the file is not UTF-8 text") from exc
-    if not text.strip():
-        raise ValidationError(f"{name}: the file has no text")
-    return fmt, text
+        parsed = file_parse(name, data)
+    except FileRefused as exc:
+        raise ValidationError(f"{name}: {exc.reason}") from exc
+    if len(parsed) != 1:
+        raise ValidationError(f"{name} holds {len(parsed)} records; import record files on the upload page")
+    return parsed[0]
 
 
 def _spec(principal: Principal) -> str:
@@ -211,7 +208,8 @@ class DocumentAddForm(forms.ModelForm):
     hands it to `document_ingest`."""
 
     source = forms.ModelChoiceField(queryset=Source.objects.none())
-    title = forms.CharField(max_length=500)
+    title = forms.CharField(max_length=500, required=False,
+                            help_text="Leave it empty with a file to use the file's own title.")
     external_id = forms.CharField(max_length=512, required=False,
                                   help_text="The record's id in its source; defaults to the title. Adding an "
                                             "existing id replaces that document.")
@@ -219,7 +217,8 @@ class DocumentAddForm(forms.ModelForm):
     format = forms.ChoiceField(choices=Document.Format.choices, initial=Document.Format.TEXT,
                                help_text="For the text field; a file's format follows its name.")
     body = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), required=False, strip=False, label="Text")
-    upload = forms.FileField(required=False, label="or a file", help_text=".txt, .md or .html")
+    upload = forms.FileField(required=False, label="or a file",
+                             help_text="PDF, DOCX, PPTX, XLSX, CSV, EML, JSON, .txt, .md or .html")
     visibility = forms.ChoiceField(choices=Document.visibility.field.choices, initial="workspace")
     acl = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, label="Readers",
                           help_text="For restricted documents: one principal per line — email:…, group:…, "
@@ -247,11 +246,16 @@ class DocumentAddForm(forms.ModelForm):
         if upload and body.strip():
             raise ValidationError("Give the text or a file, not both.")
         if upload:
-            if upload.size > MAX_UPLOAD_BYTES:
-                self.add_error("upload", f"{upload.name}: larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB")
+            limit = settings.UPLOAD_MAX_FILE_BYTES
+            if upload.size > limit:  # refused before it is read or parsed
+                self.add_error("upload", f"{upload.name}: over the size limit ({upload.size:,} bytes; "
+                                         f"the limit is {limit:,})")
                 return cleaned
             try:
-                cleaned["format"], cleaned["body"] = _upload_parse(upload.name, upload.read())
+                parsed = _upload_parse(upload.name, upload.read())
+                cleaned["format"], cleaned["body"], cleaned["segments"] = parsed.format, parsed.body, parsed.segments
+                if not (cleaned.get("title") or "").strip():
+                    cleaned["title"] = parsed.title  # the file's own title unless the admin typed one
             except ValidationError as exc:
                 self.add_error("upload", exc)
                 return cleaned
@@ -259,6 +263,8 @@ class DocumentAddForm(forms.ModelForm):
             raise ValidationError("Give the document's text or upload a file.")
         if cleaned.get("visibility") == "restricted" and not cleaned.get("acl"):
             self.add_error("acl", "A restricted document needs at least one reader, or nobody can read it.")
+        if not (cleaned.get("title") or "").strip():
+            self.add_error("title", "Give the document a title.")
         if not cleaned.get("external_id") and cleaned.get("title"):
             cleaned["external_id"] = cleaned["title"]
         return cleaned
@@ -367,6 +373,7 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
         item = DocumentInput(
             external_id=data["external_id"], title=data["title"], body=data["body"], format=data["format"],
             record_url=data.get("record_url") or "", visibility=data["visibility"], acl=tuple(data["acl"]),
+            segments=tuple(data.get("segments") or ()),
         )
         try:
             result = document_ingest(authority=admin_authority(request, source.tenant), source=source, item=item)
