@@ -193,7 +193,12 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI would otherwise send the schema to validator.swagger.io for its badge.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     # One name for a choice set several fields share (a document's visibility, a source's default visibility).
-    "ENUM_NAME_OVERRIDES": {"VisibilityEnum": "knowledge.models.Visibility"},
+    "ENUM_NAME_OVERRIDES": {
+        "VisibilityEnum": "knowledge.models.Visibility",
+        "UploadItemStatusEnum": "knowledge.models.UploadItem.Status",
+        "UploadBatchStatusEnum": "knowledge.models.UploadBatch.Status",
+        "AccessRequestStatusEnum": ["open", "granted", "declined"],
+    },
 }
 
 # --- Security ----------------------------------------------------------------------------------------
