@@ -49,7 +49,7 @@ def _seed(world, corpus):
     hidden = member_api.post("/api/v1/answers", {"question": "How many people does the workforce plan cut from the "
                                                               "robotics team?"}, format="json")
     assert hidden.status_code == 200, hidden.content
-    answer_id = hidden.json()["id"]
+    answer_id = hidden.json()["message_id"]
     requested = member_api.post("/api/v1/access-requests", {"answer_id": answer_id}, format="json")
     upload = admin_api.post(f"/api/v1/sources/{source.pk}/uploads",
                             {"files": [_file("notes.md", b"# Notes\n\nThe duty lead rotates weekly.\n")]},
