@@ -140,23 +140,8 @@ def sanitise_html(html: str) -> str:
     )
 
 
-CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
-    ("default-src", "'self'"),
-    ("img-src", "'self'"),
-    ("script-src", "'self'"),
-    ("style-src", "'self'"),
-    ("object-src", "'none'"),
-    ("base-uri", "'none'"),
-    ("frame-ancestors", "'none'"),
-    ("form-action", "'self'"),
-    ("connect-src", "'self'"),
-)
-
-
-def content_security_policy() -> str:
-    """A strict policy for pages that show answers: nothing loads or posts anywhere but our own origin."""
-    return "; ".join(f"{name} {value}" for name, value in CSP_DIRECTIVES)
-
+# One policy for every page: the platform layer's (groundwork.middleware applies it to HTML pages).
+from groundwork.middleware import CSP_DIRECTIVES, content_security_policy  # noqa: E402,F401
 
 ViewT = TypeVar("ViewT", bound=Callable[..., Any])
 
