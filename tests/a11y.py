@@ -15,7 +15,8 @@ BLOCKING = ("serious", "critical")
 
 _RUN = """
 const done = arguments[arguments.length - 1];
-axe.run(document, {resultTypes: ['violations']})
+const context = arguments[0] ? {include: [[arguments[0]]]} : document;
+axe.run(context, {resultTypes: ['violations']})
   .then(result => done(result.violations.map(v => ({
       id: v.id, impact: v.impact, help: v.help,
       nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))))
@@ -23,11 +24,14 @@ axe.run(document, {resultTypes: ['violations']})
 """
 
 
-def axe_violations(driver, *, impacts: tuple[str, ...] = BLOCKING) -> list[dict]:
+def axe_violations(driver, *, impacts: tuple[str, ...] | None = BLOCKING, within: str | None = None) -> list[dict]:
+    """Violations of the given impacts (None: every impact), over the whole page or the elements `within` selects."""
     if not driver.execute_script("return typeof window.axe !== 'undefined'"):
         driver.execute_script(AXE_JS.read_text())
     driver.set_script_timeout(60)
-    result = driver.execute_async_script(_RUN)
+    if within and not driver.execute_script("return document.querySelector(arguments[0]) !== null", within):
+        raise AssertionError(f"{within!r} is not on {driver.current_url}: axe would check nothing")
+    result = driver.execute_async_script(_RUN, within)
     if isinstance(result, dict) and "error" in result:
         raise RuntimeError(f"axe failed on {driver.current_url}: {result['error']}")
-    return [v for v in result if v["impact"] in impacts]
+    return [v for v in result if impacts is None or v["impact"] in impacts]

@@ -93,7 +93,8 @@ def test_pages_fit_a_400px_window(live_server, browser, world, wiki):
 
 
 def test_pages_have_no_serious_accessibility_violations(live_server, browser, world, wiki):
-    axe_module = pytest.importorskip("axe_selenium_python")
+    from tests.a11y import axe_violations
+
     doc = ingest(world, wiki, external_id="a11y", title="Accessible", format="markdown",
                  body="# Heading\n\nSome **text** with a [link](https://example.test/).\n\n"
                       "| a | b |\n|---|---|\n| 1 | 2 |",
@@ -103,9 +104,5 @@ def test_pages_have_no_serious_accessibility_violations(live_server, browser, wo
     for path in ("/t/acme/documents/", "/t/acme/documents/?q=zzz", "/t/acme/documents/?source=x",
                  f"/t/acme/documents/{doc.pk}/#chars={start}-{start + 9}"):
         browser.get(live_server.url + path)
-        axe = axe_module.Axe(browser)
-        axe.inject()
-        results = axe.run(context={"include": [[".kn-page"]]})
-        assert results["passes"]  # axe really ran over the page
-        serious = [v for v in results["violations"] if v["impact"] in ("serious", "critical")]
-        assert not serious, (path, axe.report(serious))
+        serious = axe_violations(browser, within=".kn-page")
+        assert not serious, (path, serious)

@@ -41,12 +41,9 @@ def test_admin_uploads_with_javascript_and_sees_each_outcome(live_server, browse
 
 def _main_violations(browser) -> list[str]:
     """axe-core violations inside this page's own content (<main>; the app shell is base.html's)."""
-    from axe_selenium_python import Axe
+    from tests.a11y import axe_violations
 
-    axe = Axe(browser)
-    axe.inject()
-    results = axe.run(context={"include": [["main"]]})
-    return [f"{v['id']}: {v['help']} ({len(v['nodes'])} nodes)" for v in results["violations"]]
+    return [f"{v['id']}: {v['help']} {v['nodes']}" for v in axe_violations(browser, impacts=None, within="main")]
 
 
 @pytest.mark.django_db(transaction=True)
