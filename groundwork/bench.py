@@ -35,7 +35,8 @@ def bench_result_write(out_dir: Path, area: str, result: Mapping) -> Path:
 def bench_section(area: str, result: Mapping) -> str:
     """A Markdown section: every number, each goal met or missed, and the area's plots."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    goals: Mapping = result.get("goals", {})
+    goals: Mapping = result.get("goals", {})  # at least
+    ceilings: Mapping = result.get("ceilings", {})  # at most (leaks, 5xx: the goal is 0)
     lines = [f"## {area} — {stamp}", "", "| metric | value | goal |", "|---|---|---|"]
     for key, value in result.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -44,6 +45,9 @@ def bench_section(area: str, result: Mapping) -> str:
         if key in goals:
             met = value >= goals[key]
             goal = f"≥ {goals[key]:g} {'met' if met else '**missed**'}"
+        elif key in ceilings:
+            met = value <= ceilings[key]
+            goal = f"≤ {ceilings[key]:g} {'met' if met else '**missed**'}"
         lines.append(f"| {key} | {value:,.3f} | {goal} |" if isinstance(value, float) else
                      f"| {key} | {value:,} | {goal} |")
     for note in result.get("notes", []):

@@ -20,6 +20,7 @@ AREAS = {
     "retrieval": "knowledge.bench.retrieval",
     "findings": "findings.bench",
     "chat": "chat.bench",
+    "security": "chat.security_probes",
 }
 
 
