@@ -339,7 +339,7 @@ def test_tenant_admin_of_acme_is_refused_every_admin_url_of_globex(seed, world, 
             assert status != 200 or landed not in with_row, (url, landed)
             assert _globex_text(browser.page_source) == [], (url, _globex_text(browser.page_source))
             refused_rows += 1
-        lists = [prefix for prefix in without]
+        lists = list(without)
         if without and any(f.name == "tenant" for f in model._meta.fields):
             lists.append(f"{without[0]}?tenant__id__exact={world.globex.pk}")
         if without and admin.site._registry[model].search_fields:
