@@ -1,0 +1,171 @@
+"""The production server (gunicorn, one bounded connection pool per worker) serves the API; a saturated or
+restarted database answers 503 with Retry-After, never 500, and the same processes recover by themselves."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection, connections
+
+from groundwork.production_server import database_url_of, production_server
+from groundwork.services import api_key_issue_delegated
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _get(url: str, *, key: str | None = None, cookie: str | None = None, timeout: float = 30) -> tuple[int, dict, str]:
+    request = urllib.request.Request(url)
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    if cookie:
+        request.add_header("Cookie", cookie)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read().decode()
+
+
+def _app_name() -> str:
+    return f"gw-test-{uuid.uuid4().hex[:8]}"
+
+
+def _backends(app_name: str, *, waiting_on_lock: bool = False) -> int:
+    with psycopg.connect(**_admin_params(), autocommit=True) as conn:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+        if waiting_on_lock:
+            query += " AND wait_event_type = 'Lock'"
+        return conn.execute(query, [app_name]).fetchone()[0]
+
+
+def _admin_params() -> dict:
+    p = connection.settings_dict
+    params = {"dbname": p["NAME"], "user": p["USER"] or None, "password": p["PASSWORD"] or None,
+              "host": p["HOST"] or None, "port": p["PORT"] or None}
+    return {k: v for k, v in params.items() if v}
+
+
+def _wait_for(predicate, *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_production_server_serves_the_api_with_bounded_connections(world):
+    key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="prod").raw_key
+    app_name = _app_name()
+    url = database_url_of(connection.settings_dict, application_name=app_name)
+    # Fewer pooled connections than request threads: requests queue for a connection instead of opening more.
+    env = {"DATABASE_POOL_MAX_SIZE": "3", "DATABASE_POOL_TIMEOUT": "20", "EMBEDDER": "none"}
+    with production_server(database_url=url, workers=2, threads=6, env=env) as server:
+        status, headers, body = _get(f"{server.url}/api/v1/me", key=key)
+        assert status == 200, body
+        assert headers["Server"].startswith("gunicorn")
+        assert json.loads(body)["tenant"] == "acme"
+
+        peak = 0
+        stop = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not stop.is_set():
+                peak = max(peak, _backends(app_name))
+                time.sleep(0.02)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            with ThreadPoolExecutor(max_workers=24) as pool:
+                results = list(pool.map(lambda _: _get(f"{server.url}/api/v1/documents", key=key)[0], range(120)))
+        finally:
+            stop.set()
+            sampler.join()
+        assert results == [200] * 120
+        assert 0 < peak <= 2 * 3, f"{peak} connections for 2 workers × a pool of 3"
+
+
+def test_saturated_pool_answers_503_with_retry_after_then_recovers(world):
+    key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="prod").raw_key
+    # A page for a signed-in browser: its session is read from the database.
+    cookie = f"{settings.SESSION_COOKIE_NAME}={uuid.uuid4().hex}"
+    app_name = _app_name()
+    url = database_url_of(connection.settings_dict, application_name=app_name)
+    env = {"DATABASE_POOL_MAX_SIZE": "1", "DATABASE_POOL_TIMEOUT": "1", "DATABASE_RETRY_AFTER": "7",
+           "EMBEDDER": "none"}
+    with production_server(database_url=url, workers=1, threads=4, env=env) as server:
+        assert _get(f"{server.url}/api/v1/me", key=key)[0] == 200
+        with ThreadPoolExecutor(max_workers=1) as pool, psycopg.connect(**_admin_params()) as blocker:
+            # The one pooled connection is held by a request stuck behind a lock: the pool is exhausted.
+            blocker.execute("LOCK TABLE platform_apikey IN ACCESS EXCLUSIVE MODE")
+            stuck = pool.submit(_get, f"{server.url}/api/v1/me", key=key)
+            _wait_for(lambda: _backends(app_name, waiting_on_lock=True) == 1, timeout=20,
+                      what="a request holding the only connection")
+
+            status, headers, body = _get(f"{server.url}/api/v1/documents", key=key)
+            assert status == 503, body
+            assert headers["Retry-After"] == "7"
+            assert json.loads(body)["code"] == "database_unavailable"
+
+            status, headers, body = _get(f"{server.url}/t/acme/chat/", cookie=cookie)
+            assert status == 503, body
+            assert headers["Retry-After"] == "7"
+            assert headers["Content-Type"].startswith("text/html")
+            assert "Groundwork is busy for a moment" in body
+
+            blocker.rollback()  # the lock goes; the stuck request finishes and frees the connection
+            assert stuck.result(timeout=30)[0] == 200
+        assert _get(f"{server.url}/api/v1/documents", key=key)[0] == 200
+        assert "Traceback" not in server.log()
+
+
+def _embedded_server():
+    """pgdata, the server's socket dir and the user to run pg_ctl as (pgserver runs it as `pgserver` under root)."""
+    from pgserver.utils import PostmasterInfo
+
+    pgdata = Path(settings.VAR_DIR).resolve() / "postgres"
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    return pgdata, info.socket_dir, ("pgserver" if os.geteuid() == 0 else None)
+
+
+@pytest.mark.skipif(not settings.EMBEDDED_DATABASE, reason="restarts the embedded PostgreSQL; DATABASE_URL is set")
+def test_database_restart_gives_503_then_recovers_without_restarting_the_server(world):
+    from pgserver._commands import pg_ctl
+
+    key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="prod").raw_key
+    url = database_url_of(connection.settings_dict)
+    env = {"DATABASE_POOL_TIMEOUT": "2", "DATABASE_RETRY_AFTER": "3", "EMBEDDER": "none"}
+    pgdata, socket_dir, user = _embedded_server()
+    with production_server(database_url=url, workers=2, threads=4, env=env) as server:
+        assert _get(f"{server.url}/api/v1/me", key=key)[0] == 200
+        connections.close_all()  # ours would die with the server anyway
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+        try:
+            statuses = []
+            for _ in range(4):
+                status, headers, body = _get(f"{server.url}/api/v1/me", key=key)
+                statuses.append(status)
+                assert status == 503, body
+                assert headers["Retry-After"] == "3"
+        finally:
+            pg_ctl(["-w", "-l", str(pgdata / "log"), "-o", '-h ""', "-o", f"-k {socket_dir}", "start"],
+                   pgdata=pgdata, user=user, timeout=60)
+        deadline = time.monotonic() + 60
+        while (status := _get(f"{server.url}/api/v1/me", key=key)[0]) != 200:
+            assert status == 503, f"{status} while the database came back"
+            assert time.monotonic() < deadline, "the server never recovered"
+            time.sleep(0.5)
+        assert server.process.poll() is None
+        assert server.workers_booted() == 2, "recovered by restarting workers:\n" + server.log()
+        assert "Traceback" not in server.log()
