@@ -72,13 +72,16 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def production_server(*, database_url: str, workers: int = 2, threads: int = 8,
+def production_server(*, database_url: str | None, workers: int = 2, threads: int = 8,
                       env: Mapping[str, str] | None = None, ready_timeout: float = 90.0) -> Iterator[RunningServer]:
-    """Start the server, wait until it answers, yield it; stop it (SIGTERM, then SIGKILL) on the way out."""
+    """Start the server, wait until it answers, yield it; stop it (SIGTERM, then SIGKILL) on the way out.
+    `database_url` None: the embedded database under GROUNDWORK_VAR_DIR (from `env`, else the project's var/)."""
     port = free_port()
-    child_env = {k: v for k, v in os.environ.items() if k != "GROUNDWORK_EMBEDDED_DATABASE_URL"}
+    child_env = {k: v for k, v in os.environ.items()
+                 if k not in ("GROUNDWORK_EMBEDDED_DATABASE_URL", "DATABASE_URL")}
+    if database_url:
+        child_env["DATABASE_URL"] = database_url
     child_env.update({
-        "DATABASE_URL": database_url,
         "DJANGO_ENV": "production",
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",

@@ -169,3 +169,38 @@ def test_database_restart_gives_503_then_recovers_without_restarting_the_server(
         assert server.process.poll() is None
         assert server.workers_booted() == 2, "recovered by restarting workers:\n" + server.log()
         assert "Traceback" not in server.log()
+
+
+def test_server_refuses_to_start_when_the_budget_exceeds_max_connections(db):
+    url = database_url_of(connection.settings_dict)
+    # 30 workers × a pool of 12 (8 threads + 4 retrieval) cannot fit the default 100 connections.
+    with pytest.raises(RuntimeError) as refused:
+        with production_server(database_url=url, workers=30, threads=8, env={"EMBEDDER": "none"}):
+            pass
+    assert "exceeds the database's max_connections" in str(refused.value)
+    assert "lower WEB_CONCURRENCY" in str(refused.value)
+
+
+def test_embedded_database_is_started_once_by_the_master_and_shared_by_workers(tmp_path):
+    var_dir = tmp_path / "var"
+    pgdata = var_dir / "postgres"
+    env = {"GROUNDWORK_VAR_DIR": str(var_dir), "EMBEDDER": "none"}
+    with production_server(database_url=None, workers=2, threads=2, env=env) as server:
+        status, _, body = _get(f"{server.url}/healthz")
+        assert json.loads(body)["database"] == {"ok": True, "pgvector": None, "embedded": True}, (status, body)
+        # One handle, the master's: workers connect through it and never start or stop the server themselves.
+        assert json.loads((pgdata / ".handle_pids.json").read_text()) == [server.process.pid]
+        assert server.workers_booted() == 2
+    assert not (pgdata / "postmaster.pid").exists(), "the server must stop with the master"
+
+
+def test_load_probe_counts_no_5xx_from_20_clients(tmp_path):
+    from chat.security_probes import load
+
+    figures = load.measure(tmp_path, quick=True)
+    assert figures["load_5xx"] == 0, figures
+    assert figures["load_requests"] > 0 and figures["load_4xx"] == 0
+    assert set(figures) >= {"load_5xx", "load_requests", "load_rps"}
+    from groundwork.models import Tenant
+
+    assert not Tenant.objects.filter(slug__startswith="bench-load-").exists()
