@@ -172,6 +172,9 @@ def test_database_restart_gives_503_then_recovers_without_restarting_the_server(
                     status, headers, body = _get(f"{server.url}/api/v1/me", key=key)
                     assert status == 503, body
                     assert headers["Retry-After"] == "3"
+                status, headers, body = _get(f"{server.url}/healthz")
+                assert (status, headers.get("Retry-After")) == (503, "3"), body
+                assert json.loads(body)["database"]["ok"] is False
             finally:
                 # Started again the way pgserver starts it (same socket directory), which also refreshes this
                 # process's record of the postmaster, so the suite still stops the server when it ends.
