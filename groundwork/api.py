@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django.conf import settings
@@ -17,8 +18,10 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .authority import Authority
+from .database_unavailable import DETAIL, DatabaseUnavailable, database_unavailable
 from .parsers import BIGINT_MAX, BIGINT_MIN, BoundedJSONParser, RequestTooLarge, content_length
 
+logger = logging.getLogger(__name__)
 _INTEGER = re.compile(r"^[+-]?\d+$")
 # Free-text parameters: a long run of digits there is text to look for, not an id.
 _TEXT_PARAMS = frozenset({"q", "query", "question"})
@@ -26,7 +29,13 @@ _TEXT_PARAMS = frozenset({"q", "query", "question"})
 
 def exception_handler(exc, context):
     """Django ValidationErrors raised by services become 400s with their message, not 500s. A DataError is
-    the database refusing a value of the request (NUL, out of range) that no earlier check caught: a 400 too."""
+    the database refusing a value of the request (NUL, out of range) that no earlier check caught: a 400 too.
+    A saturated or unreachable database is a 503 with Retry-After (groundwork/database_unavailable.py)."""
+    if database_unavailable(exc):
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        response = drf_exception_handler(DatabaseUnavailable(), context)
+        response.data = {"detail": DETAIL, "code": "database_unavailable"}
+        return response
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(detail={"detail": exc.messages})
     elif isinstance(exc, RequestDataTooBig):

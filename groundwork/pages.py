@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
@@ -11,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.template import loader
 from django.urls import NoReverseMatch, reverse
 
+from .database_unavailable import database_unavailable, database_unavailable_response
 from .hooks import manage_sections
 from .models import Membership
 from .selectors import AuthorityDenied, authority_for_user
@@ -82,6 +84,10 @@ def error_403(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 
 def error_500(request: HttpRequest) -> HttpResponse:
+    # A database failure raised outside any view (in a middleware) lands here: still a 503, not a bug.
+    exc = sys.exc_info()[1]
+    if database_unavailable(exc):
+        return database_unavailable_response(request, exc)
     # No request context: context processors may need the database, which may be what failed.
     return HttpResponseServerError(loader.get_template("500.html").render())
 

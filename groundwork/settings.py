@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .connection_budget import connection_budget
 from .dburl import database_config
 from .env import env_bool, env_float, env_int, env_list, env_str
 
@@ -53,6 +54,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A view's connection-level database failure becomes a 503 with Retry-After (groundwork/database_unavailable.py).
+    "groundwork.database_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -97,7 +100,27 @@ if EMBEDDED_DATABASE:
     from .embedded_db import embedded_database_url
 
     DATABASE_URL = embedded_database_url(VAR_DIR)
-DATABASES = {"default": database_config(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
+# Bounded connections. DATABASE_POOL (on under the production server: groundwork/gunicorn_config.py) gives each
+# process one psycopg pool of DATABASE_POOL_MAX_SIZE connections shared by its request and retrieval threads.
+# The budget every process adds up to must fit the server (groundwork/connection_budget.py checks it at start):
+#   WEB_CONCURRENCY × DATABASE_POOL_MAX_SIZE + CELERY_WORKER_CONCURRENCY × 2 + DATABASE_CONNECTION_RESERVE
+#     ≤ max_connections, with DATABASE_POOL_MAX_SIZE = WEB_THREADS + RETRIEVAL_PARALLEL_WORKERS by default.
+# A request that finds no free connection within DATABASE_POOL_TIMEOUT s gets a 503 with Retry-After
+# (groundwork/database_unavailable.py). Without the pool (runserver, manage.py, Celery) each thread keeps its
+# connection for DATABASE_CONN_MAX_AGE s.
+DATABASE_POOL = env_bool("DATABASE_POOL", False)
+CONNECTION_BUDGET = connection_budget()
+DATABASE_POOL_TIMEOUT = env_float("DATABASE_POOL_TIMEOUT", 5.0)
+DATABASE_RETRY_AFTER = env_int("DATABASE_RETRY_AFTER", 5, minimum=1)  # seconds, the 503's Retry-After
+_database = database_config(DATABASE_URL, conn_max_age=0 if DATABASE_POOL else env_int("DATABASE_CONN_MAX_AGE", 60))
+# An unreachable host must fail a connection attempt in seconds, not after the kernel's TCP timeout.
+_database["OPTIONS"].setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
+if DATABASE_POOL:
+    # min_size 1: an idle worker keeps one warm connection; the pool reconnects in the background after the
+    # database restarts, and checks each connection before lending it (CONN_HEALTH_CHECKS).
+    _database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": CONNECTION_BUDGET.pool_max_size,
+                                    "timeout": DATABASE_POOL_TIMEOUT}
+DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -157,6 +180,8 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+# Worker processes per `make worker`; counted in the connection budget above.
+CELERY_WORKER_CONCURRENCY = CONNECTION_BUDGET.celery_processes
 
 # --- API -------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
