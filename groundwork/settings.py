@@ -54,6 +54,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (CSS, JS, the offline API docs) from the app server itself, so the production server is a
+    # whole product without a front proxy; a proxy or CDN in front may still cache them.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # A view's connection-level database failure becomes a 503 with Retry-After (groundwork/database_unavailable.py).
     "groundwork.database_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -135,6 +138,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Serve from the apps' static folders as well as STATIC_ROOT: a server started without `collectstatic` (tests,
+# a quick `gunicorn` by hand) still has its stylesheet. The files are few and small, read once at start.
+WHITENOISE_USE_FINDERS = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 CSRF_FAILURE_VIEW = "groundwork.pages.csrf_failure"

@@ -75,6 +75,9 @@ def test_production_server_serves_the_api_with_bounded_connections(world):
         assert status == 200, body
         assert headers["Server"].startswith("gunicorn")
         assert json.loads(body)["tenant"] == "acme"
+        # The pages' stylesheet comes from the server itself (WhiteNoise): no front proxy is needed.
+        status, headers, body = _get(f"{server.url}/static/groundwork/app.css")
+        assert status == 200 and headers["Content-Type"].startswith("text/css") and "{" in body
 
         peak = 0
         stop = threading.Event()
