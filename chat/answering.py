@@ -82,7 +82,7 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
 
     request = AnswerRequest(
         question=question, has_corpus=has_corpus, search=lambda query: ground_question(authority, query),
-        history=conversation_history(conversation, turns=settings.ANSWER_HISTORY_TURNS),
+        history=conversation_history(authority, conversation, turns=settings.ANSWER_HISTORY_TURNS),
     )
     label_map: dict[str, Evidence] = {}
     holdback = LabelHoldBack(())
@@ -179,6 +179,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "verification": message.verification,
         "removed_labels": removed,
         "cached": cached,
+        "withdrawn": False,  # just answered from what the caller reads now
         **({"error": error} if error else {}),
     }
 
