@@ -226,3 +226,32 @@ def test_the_answer_cache_never_serves_a_revoked_answer(world, corpus, settings,
     raw = ask_json(member, DEPLOY).content.decode()
     after = json.loads(raw)
     assert after["cached"] is False and DEPLOY_TEXT not in raw
+
+
+def test_tenant_admin_sees_no_text_of_an_answer_citing_what_they_cannot_read(world, corpus, no_cache):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    member = world.client(world.member)
+    laptop = _ask(member, LAPTOP)
+    deploy = _ask(member, DEPLOY)  # acme_eng: group engineering; the tenant admin is in hr only
+    tenant_admin = Client()
+    tenant_admin.force_login(world.admin)
+
+    def page(client, message_id):
+        response = client.get(f"/admin/chat/message/{message_id}/change/")
+        assert response.status_code == 200
+        return response.content.decode()
+
+    assert LAPTOP_TEXT in page(tenant_admin, laptop["message_id"])
+    hidden = page(tenant_admin, deploy["message_id"])
+    assert "certificate" not in hidden and "cites records you cannot read" in hidden
+    root = Client()
+    root.force_login(get_user_model().objects.create_superuser("root", "root@example.test", None))
+    assert DEPLOY_TEXT in page(root, deploy["message_id"])  # platform operators see everything
+    # after a revoke the tenant admin loses the laptop answer's text too
+    document_acl_set(authority=world.service(), document=corpus.acme_public, visibility="restricted",
+                     acl=["group:engineering"])
+    assert "Replacements" not in page(tenant_admin, laptop["message_id"])
+    for listing in ("/admin/chat/message/", "/admin/chat/accessrequest/"):
+        assert "certificate" not in tenant_admin.get(listing).content.decode()
