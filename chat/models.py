@@ -60,6 +60,9 @@ class Message(models.Model):
     mode = models.CharField(max_length=15, choices=Mode.choices, blank=True)
     corpus = models.CharField(max_length=10, blank=True)  # "tenant" or "empty" (nothing searchable)
     citations = models.JSONField(default=list, blank=True)  # record-level citations the answer uses
+    # The records behind the earlier answers a model was shown as conversation history: the answer may restate
+    # them without citing them, so reading it back re-checks these as well as its citations.
+    context_document_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     hint = models.JSONField(null=True, blank=True)  # hidden-record hint: existence, source system, contact
     # The effective principal set the answer was produced under (see Authority.principal_hash).
     principal_hash = models.CharField(max_length=64, blank=True)

@@ -18,6 +18,7 @@ from groundwork.models import Principal
 from groundwork.services import group_member_remove, principal_ensure
 from knowledge.services import document_acl_set, document_delete
 from tests.chat.conftest import ask_json, ingest
+from tests.fake_openai import ScriptedCall
 
 pytestmark = pytest.mark.django_db
 
@@ -210,10 +211,39 @@ def test_a_model_is_never_given_the_withdrawn_text_as_history(world, corpus, no_
     answer = _ask(member, DEPLOY)
     conversation = Message.objects.get(pk=answer["message_id"]).conversation
     before = conversation_history(world.authority(world.member), conversation, turns=10)
-    assert DEPLOY_TEXT in before[-1]["content"]
+    assert DEPLOY_TEXT in before.messages[-1]["content"] and before.document_ids == [corpus.acme_eng.pk]
     _revoke_engineering(world, corpus, "membership")
     after = conversation_history(world.authority(world.member), conversation, turns=10)
-    assert after == [{"role": "user", "content": DEPLOY}, {"role": "assistant", "content": WITHDRAWN_TEXT}]
+    assert after.messages == [{"role": "user", "content": DEPLOY}, {"role": "assistant", "content": WITHDRAWN_TEXT}]
+    assert after.document_ids == []  # the model is no longer shown anything of that record
+
+
+def test_a_model_answer_resting_on_a_revoked_earlier_answer_is_withdrawn(world, corpus, settings, fake_openai,
+                                                                          no_cache):
+    settings.ANSWER_PROVIDER = "openai"
+    settings.LLM_URL, settings.LLM_MODEL, settings.LLM_API_KEY = fake_openai.url, "fake-model", "sk-test"
+    fake_openai.script_chat(
+        [ScriptedCall("search_knowledge", {"query": "deploy pipeline failure"})],
+        "The deploy pipeline failed because the laptop fleet certificate expired [S1].",
+        "In short: the laptop fleet certificate expired.",  # restated from history, citing nothing
+    )
+    member = world.client(world.member)
+    first = _ask(member, DEPLOY)
+    assert {c["document_id"] for c in first["citations"]} == {corpus.acme_eng.pk}
+    follow = ask_json(member, "Say that again, shorter", conversation_id=first["conversation_id"]).json()
+    assert follow["mode"] == "conversational" and follow["citations"] == [] and DEPLOY_TEXT in follow["answer"]
+    assert Message.objects.get(pk=follow["message_id"]).context_document_ids == [corpus.acme_eng.pk]
+    assert _read(member, follow["message_id"])[1]["withdrawn"] is False
+
+    _revoke_engineering(world, corpus, "acl")
+    status, payload, raw = _read(member, follow["message_id"])
+    _assert_withdrawn(payload, raw, DEPLOY_TEXT)
+    # the next turn's model sees the notices, never the old text
+    fake_openai.script_chat("I have nothing more on that.")
+    ask_json(member, "Anything else?", conversation_id=first["conversation_id"])
+    last = fake_openai.requests_to("/chat/completions")[-1].body
+    sent = json.dumps(last["messages"])
+    assert "certificate" not in sent and sent.count(WITHDRAWN_TEXT) == 2
 
 
 @pytest.mark.parametrize("how", ["acl", "membership", "deletion"])
