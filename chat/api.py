@@ -14,8 +14,10 @@ from rest_framework.response import Response
 
 from chat.answering import AnswerEvent, answer_events, answer_html
 from chat.selectors import (
+    WITHDRAWN_TEXT,
     access_request_payload,
     access_requests_for,
+    answers_withdrawn,
     citations_present,
     conversation_access,
     conversation_messages,
@@ -80,16 +82,23 @@ class AnswerOutput(serializers.Serializer):
                              help_text="final event: every source under its final label, cited ones first")
     hint = HintOutput(allow_null=True)
     verification = serializers.DictField()
+    withdrawn = serializers.BooleanField(
+        required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
+                                  "the answer is then the withdrawal notice, without citations")
 
 
-def message_payload(authority, message) -> dict:
+def message_payload(authority, message, *, withdrawn: bool) -> dict:
+    """A stored answer as the caller may see it now. `withdrawn` comes from `answers_withdrawn` (computed once
+    for every message shown): a withdrawn answer keeps nothing of what it said or quoted — not the text, the
+    fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
+    base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
+            "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn}
+    if withdrawn:
+        return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
+                "verification": {"status": "not_applicable"}}
     label_map = {c["label"]: evidence_from_citation(c) for c in message.citations}
-    return {
-        "message_id": message.pk, "conversation_id": message.conversation_id, "answer": message.content,
-        "html": answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
-        "corpus": message.corpus, "citations": citations_present(authority, message.citations), "hint": message.hint,
-        "verification": message.verification,
-    }
+    return {**base, "answer": message.content, "html": answer_html(message.content, label_map),
+            "citations": citations_present(authority, message.citations), "verification": message.verification}
 
 
 def _sse(events: Iterator[AnswerEvent]) -> Iterator[bytes]:
@@ -149,13 +158,17 @@ class AnswerDetailApi(AuthorityAPIView):
     @extend_schema(summary="An answer with its verification",
                    description=("Reads back one of the caller's own answers, with the groundedness check "
                                 "(\"verified n/m claims\") once the background task has run; `pending` before. Only "
-                                "answers in the caller's own conversations; anyone else's answers 404."),
+                                "answers in the caller's own conversations; anyone else's answers 404. Every "
+                                "citation is re-checked against the caller's current access: an answer citing a "
+                                "record they can no longer read comes back `withdrawn`, with the notice instead "
+                                "of its text and no citations."),
                    responses={200: AnswerOutput})
     def get(self, request, message_id: int, **kwargs):
         message = message_access(self.authority, message_id)
         if message is None:
             raise Http404
-        return Response(message_payload(self.authority, message))
+        withdrawn = message.pk in answers_withdrawn(self.authority, [message])
+        return Response(message_payload(self.authority, message, withdrawn=withdrawn))
 
 
 class ConversationOutput(serializers.Serializer):
@@ -186,6 +199,7 @@ class ConversationMessageOutput(serializers.Serializer):
     citations = CitationOutput(many=True, required=False)
     hint = HintOutput(allow_null=True, required=False)
     verification = serializers.DictField(required=False)
+    withdrawn = serializers.BooleanField(required=False, help_text="see the answer's `withdrawn`")
 
 
 class ConversationDetailOutput(ConversationOutput):
@@ -195,19 +209,23 @@ class ConversationDetailOutput(ConversationOutput):
 class ConversationDetailApi(AuthorityAPIView):
     @extend_schema(summary="One of my conversations with its messages",
                    description=("A conversation of the caller with every question and answer in order, answers "
-                                "with their sanitised HTML, citations and verification. Someone else's "
-                                "conversation answers 404."),
+                                "with their sanitised HTML, citations and verification; answers citing a record "
+                                "the caller can no longer read are `withdrawn` (see GET /answers/{id}). Someone "
+                                "else's conversation answers 404."),
                    responses={200: ConversationDetailOutput})
     def get(self, request, conversation_id: int, **kwargs):
         conversation = conversation_access(self.authority, conversation_id)
         if conversation is None:
             raise Http404
+        rows = list(conversation_messages(conversation))
+        withdrawn = answers_withdrawn(self.authority, rows)
         messages = []
-        for message in conversation_messages(conversation):
+        for message in rows:
             if message.role == "user":
                 messages.append({"role": "user", "content": message.content})
             else:
-                messages.append({"role": "assistant", **message_payload(self.authority, message)})
+                messages.append({"role": "assistant",
+                                 **message_payload(self.authority, message, withdrawn=message.pk in withdrawn)})
         return Response({**ConversationOutput(conversation).data, "messages": messages})
 
 
