@@ -42,3 +42,12 @@ def test_schema_documents_pages_the_event_stream_and_every_refusal(client):
             assert "413" in codes or method not in ("post", "patch"), f"{method} {path}"
             for code, response in operation["responses"].items():
                 assert code < "400" or response.get("content"), f"{method} {path} {code} has no error body"
+
+
+def test_the_schema_is_valid_openapi(client):
+    from drf_spectacular.validation import validate_schema
+
+    schema = client.get("/api/schema/?format=json").json()
+    # 3.1: its schema objects are JSON Schema, so the stream's `contentMediaType`/`contentSchema` are valid.
+    assert schema["openapi"] == "3.1.0"
+    validate_schema(schema)
