@@ -28,7 +28,8 @@ from chat.selectors import (
 from chat.services import AccessRequestRefused, access_request_create, conversation_start, evidence_from_citation
 from chat.streaming import sse_comment, sse_event
 from groundwork.api import AuthorityAPIView
-from groundwork.permissions import IsTenantAdmin
+from groundwork.permissions import role_required
+from groundwork.schema import component_ref, sse_event_schema
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -85,6 +86,23 @@ class AnswerOutput(serializers.Serializer):
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")
+    removed_labels = serializers.ListField(child=serializers.CharField(), required=False,
+                                           help_text="labels the model wrote that cite nothing retrieved (dropped)")
+    cached = serializers.BooleanField(required=False, help_text="served from the answer cache")
+    error = serializers.CharField(required=False, help_text="why the model could not answer, when it could not")
+
+
+# The stream, event by event (the OpenAPI 3.2 / schemathesis reading of a text/event-stream schema): `sources`
+# before any `token`, then one `final` with the JSON response's body; `error` when the request is refused. One
+# event schema whose data is any of the payloads: a custom keyword's failure inside a `oneOf` branch would not
+# just fail the branch.
+ANSWER_STREAM_EVENT = sse_event_schema(("sources", "token", "final", "error"), {"anyOf": [
+    {"type": "object", "required": ["sources"],
+     "properties": {"sources": {"type": "array", "items": component_ref("CitationOutput")}}},
+    {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+    component_ref("AnswerOutput"),
+    component_ref("ErrorOutput"),
+]})
 
 
 def message_payload(authority, message, *, withdrawn: bool) -> dict:
@@ -125,7 +143,10 @@ class AnswerCreateApi(AuthorityAPIView):
         ),
         request=InputSerializer,
         parameters=[OpenApiParameter("stream", bool, description="Stream as Server-Sent Events")],
-        responses={200: AnswerOutput, 404: OpenApiResponse(description="No such conversation")},
+        responses={(200, "application/json"): AnswerOutput,
+                   (200, "text/event-stream"): OpenApiResponse(ANSWER_STREAM_EVENT, description=(
+                       "Server-Sent Events: `sources`, `token`…, `final` (data: JSON)")),
+                   404: OpenApiResponse(description="No such conversation, or one that is not the caller's")},
     )
     def post(self, request, **kwargs):
         data = self.InputSerializer(data=request.data)
@@ -240,12 +261,10 @@ class GapEventOutput(serializers.Serializer):
 
 
 class GapEventListApi(AuthorityAPIView):
-    permission_classes = [IsTenantAdmin]
-
+    @role_required("admin")
     @extend_schema(summary="Interview next: unanswered questions by frequency",
                    description=("Questions the tenant's records could not answer (refused or not found), grouped "
-                                "and counted, most frequent first: what to write down or import next. Tenant "
-                                "admins only."),
+                                "and counted, most frequent first: what to write down or import next."),
                    responses={200: GapEventOutput(many=True)})
     def get(self, request, **kwargs):
         return Response(GapEventOutput(gap_events_by_frequency(self.authority)[:200], many=True).data)

@@ -20,6 +20,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from .authority import Authority
 from .database_unavailable import DETAIL, DatabaseUnavailable, database_unavailable
 from .parsers import BIGINT_MAX, BIGINT_MIN, BoundedJSONParser, RequestTooLarge, content_length
+from .permissions import CallerHasRole
 
 logger = logging.getLogger(__name__)
 _INTEGER = re.compile(r"^[+-]?\d+$")
@@ -37,13 +38,17 @@ def exception_handler(exc, context):
         response.data = {"detail": DETAIL, "code": "database_unavailable"}
         return response
     if isinstance(exc, DjangoValidationError):
-        exc = ValidationError(detail={"detail": exc.messages})
+        exc = ValidationError(detail={"detail": " ".join(exc.messages)})
     elif isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge(f"Request body too large: the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
     elif isinstance(exc, DataError):
         exc = ValidationError(detail={"detail": "A value in this request is invalid (out of range or containing "
                                                 "characters that cannot be stored)."})
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, list):
+        # `ValidationError("...")` renders as a bare list; every error body is an object with a `detail`.
+        response.data = {"detail": " ".join(str(item) for item in response.data)}
+    return response
 
 
 def request_input_check(request, kwargs: dict) -> None:
@@ -72,10 +77,16 @@ class AuthorityAPIView(APIView):
     #
     # (A comment, not a docstring: drf-spectacular would copy a base-class docstring into every endpoint that
     # lacks its own description. Each endpoint documents itself in its extend_schema.)
+    #
+    # Refusals follow groundwork.permissions' one rule; a subclass declares roles with @role_required and must
+    # not replace permission_classes.
+    permission_classes = [CallerHasRole]
 
     def initial(self, request, *args, **kwargs):
-        request_input_check(request, kwargs)
+        # Authentication and the role check first (they read neither ids nor query parameters), so the refusal
+        # rule holds for hostile input too: anonymous is 401 and a role too low is 403 whatever the id.
         super().initial(request, *args, **kwargs)
+        request_input_check(request, kwargs)
 
     def get_parsers(self):
         # Every JSON body gets the size, depth, NUL and range checks, whatever parser_classes a view names.
@@ -84,7 +95,7 @@ class AuthorityAPIView(APIView):
     @property
     def authority(self) -> Authority:
         auth = self.request.auth
-        assert isinstance(auth, Authority), "HasAuthority permission must run first"
+        assert isinstance(auth, Authority), "CallerHasRole permission must run first"
         return auth
 
 

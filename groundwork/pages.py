@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
 from django.urls import NoReverseMatch, reverse
@@ -16,6 +17,9 @@ from .database_unavailable import database_unavailable, database_unavailable_res
 from .hooks import manage_sections
 from .models import Membership
 from .selectors import AuthorityDenied, authority_for_user
+
+# API paths (`/api/v1/…`, `/t/<tenant>/api/v1/…`) answer errors in JSON even when no API view was reached.
+_API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
 
 
 @login_required
@@ -74,6 +78,8 @@ def manage(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 # --- Error pages (handler403 / handler404 / handler500 / CSRF_FAILURE_VIEW) -------------------------------
 
 def error_404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _API_PATH.match(request.path):  # e.g. /api/v1/documents/-1: no route, still an API caller
+        return JsonResponse({"detail": "Not found."}, status=404)
     return render(request, "404.html", status=404)
 
 
@@ -88,6 +94,8 @@ def error_500(request: HttpRequest) -> HttpResponse:
     exc = sys.exc_info()[1]
     if database_unavailable(exc):
         return database_unavailable_response(request, exc)
+    if _API_PATH.match(request.path):
+        return JsonResponse({"detail": "Something went wrong on our side."}, status=500)
     # No request context: context processors may need the database, which may be what failed.
     return HttpResponseServerError(loader.get_template("500.html").render())
 

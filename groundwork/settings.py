@@ -195,8 +195,8 @@ REST_FRAMEWORK = {
         "groundwork.authentication.ApiKeyAuthentication",
         "groundwork.authentication.SessionAuthorityAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["groundwork.permissions.HasAuthority"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PERMISSION_CLASSES": ["groundwork.permissions.CallerHasRole"],
+    "DEFAULT_SCHEMA_CLASS": "groundwork.schema.GroundworkAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
@@ -215,6 +215,9 @@ SPECTACULAR_SETTINGS = {
         "name one with the `/t/<tenant>/` URL prefix."
     ),
     "VERSION": "1.0.0",
+    # 3.1: schema objects are JSON Schema, so the answer stream can say its events' data is JSON of a given shape
+    # (contentMediaType / contentSchema), and nullable fields are plain `type: [..., "null"]`.
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Served from drf-spectacular-sidecar's static files: the docs need no CDN.
