@@ -234,6 +234,7 @@ def measure(out_dir: Path, quick: bool) -> dict:
             quiet_request_log():
         mail.outbox = []
         values = _seed(world, canaries, handles)
+        seeded_requests = len(values["access_request_id"])  # 0: the member got no hint, the admin's view is untested
         urls = get_urls(values, handles)
         posts = _post_reads(handles, quick)
         for who, auth in _identities(quick):
@@ -269,5 +270,6 @@ def measure(out_dir: Path, quick: bool) -> dict:
                 tally.examples.append(f"e-mail to {', '.join(message.to)}: {message.subject}")
     return {"canary_leaks": tally.leaks, "canary_requests": tally.requests,
             "canary_allowed_hits": sum(tally.allowed_hits.values()),
-            "canary_allowed_by_identity": tally.allowed_hits, "canary_statuses": tally.statuses,
+            "canary_allowed_by_identity": tally.allowed_hits, "canary_access_requests": seeded_requests,
+            "canary_statuses": tally.statuses,
             "canary_leak_examples": tally.examples}

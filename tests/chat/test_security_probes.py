@@ -32,6 +32,7 @@ def test_canary_probe(db, tmp_path):
     assert figures["canary_requests"] > 500
     # each identity saw the canaries it may see: the probe reached the records, the leaks count means something
     assert set(figures["canary_allowed_by_identity"]) == {"member", "admin", "b_member"}
+    assert figures["canary_access_requests"] == 1  # the admin's access-request views had a hidden record to name
 
 
 def test_canary_tally_counts_a_forbidden_canary_and_not_an_allowed_one():
