@@ -6,7 +6,7 @@ import logging
 import re
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from drf_spectacular.utils import extend_schema
@@ -41,6 +41,9 @@ def exception_handler(exc, context):
         exc = ValidationError(detail={"detail": " ".join(exc.messages)})
     elif isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge(f"Request body too large: the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+    elif isinstance(exc, TooManyFieldsSent):
+        exc = ValidationError(detail={"detail": f"Too many form fields: the limit is "
+                                                f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}."})
     elif isinstance(exc, DataError):
         exc = ValidationError(detail={"detail": "A value in this request is invalid (out of range or containing "
                                                 "characters that cannot be stored)."})
@@ -65,8 +68,16 @@ def request_input_check(request, kwargs: dict) -> None:
         for value in values:
             if "\x00" in value or "\x00" in name:
                 raise ValidationError({"detail": f"Query parameter {name!r} contains a NUL character."})
-            if name not in _TEXT_PARAMS and _INTEGER.match(value) and not BIGINT_MIN <= int(value) <= BIGINT_MAX:
+            if name not in _TEXT_PARAMS and _INTEGER.match(value) and not _fits_bigint(value):
                 raise ValidationError({name: [f"must be an integer between {BIGINT_MIN} and {BIGINT_MAX}"]})
+
+
+def _fits_bigint(digits: str) -> bool:
+    # By length first: int() refuses strings over 4,300 digits with a ValueError (a 500 for `?limit=9…9`).
+    sign, magnitude = ("-" if digits.startswith("-") else ""), digits.lstrip("+-").lstrip("0") or "0"
+    if len(magnitude) > len(str(BIGINT_MAX)):
+        return False
+    return BIGINT_MIN <= int(sign + magnitude) <= BIGINT_MAX
 
 
 class AuthorityAPIView(APIView):

@@ -54,6 +54,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads the query string: too many parameters is a 400, not a 500 on the second read.
+    "groundwork.middleware.QueryStringLimitMiddleware",
     # Static files (CSS, JS, the offline API docs) from the app server itself, so the production server is a
     # whole product without a front proxy; a proxy or CDN in front may still cache them.
     "whitenoise.middleware.WhiteNoiseMiddleware",
