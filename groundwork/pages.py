@@ -12,15 +12,13 @@ from django.template import loader
 from django.urls import NoReverseMatch, reverse
 
 from .hooks import manage_sections
-from .models import Membership
-from .selectors import AuthorityDenied, authority_for_user
+from .selectors import AuthorityDenied, authority_for_user, memberships_of_user
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """One workspace: straight to its Ask page. Several: a picker. None: say so kindly."""
-    memberships = list(Membership.objects.select_related("tenant").filter(user=request.user)
-                       .order_by("tenant__name"))
+    memberships = memberships_of_user(request.user)
     if len(memberships) == 1:
         return redirect("pages:chat", tenant_slug=memberships[0].tenant.slug)
     return render(request, "home.html", {"memberships": memberships})

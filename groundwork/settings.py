@@ -52,6 +52,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
+    "groundwork.middleware.DatabaseScopeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -99,6 +101,11 @@ if EMBEDDED_DATABASE:
     DATABASE_URL = embedded_database_url(VAR_DIR)
 DATABASES = {"default": database_config(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Row-level security (groundwork/rls.py): runtime connections SET ROLE to DATABASE_APP_ROLE (created by migrate;
+# owns no table, no BYPASSRLS) and every tenant-scoped table admits only the rows of the tenants the caller's
+# transaction names. Off: connections keep the login role and migrate removes the policies.
+GROUNDWORK_RLS = env_bool("GROUNDWORK_RLS", True)
+DATABASE_APP_ROLE = env_str("DATABASE_APP_ROLE", "groundwork_app")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
