@@ -81,8 +81,13 @@ _in_request: contextvars.ContextVar[bool] = contextvars.ContextVar("groundwork_i
 
 def request_scope_bind(authority: Authority) -> None:
     """The resolved caller's scope for the rest of this request (the request middleware resets it)."""
+    request_scope_set(authority_scope(authority))
+
+
+def request_scope_set(scope: DatabaseScope | None) -> None:
+    """`scope` for the rest of this request, rendering of a lazy (template) response included."""
     if _in_request.get():
-        _scope.set(authority_scope(authority))
+        _scope.set(scope)
 
 
 def request_scope_enter() -> tuple:

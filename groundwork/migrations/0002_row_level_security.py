@@ -28,6 +28,9 @@ def role_create(apps, schema_editor):
         # The owner must be able to SET ROLE to it (a superuser always can).
         sql.SQL("DO $$ BEGIN GRANT {role} TO CURRENT_USER; "
                 "EXCEPTION WHEN OTHERS THEN NULL; END $$").format(role=role),
+        # Server settings, not data: tools and the embedded-server checks read e.g. data_directory.
+        sql.SQL("DO $$ BEGIN GRANT pg_read_all_settings TO {role}; "
+                "EXCEPTION WHEN insufficient_privilege THEN NULL; END $$").format(role=role),
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role),
         sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {}").format(role),
         sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {}").format(role),
@@ -43,6 +46,28 @@ def role_create(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)
+
+
+def column_statistics_create(apps, schema_editor):
+    # pg_stats hides the statistics of a table whose row security applies to the reader, and the lexical
+    # ranking reads its tsvector column's most common elements (knowledge.retrieval.lexical.corpus_stats).
+    # This owner's function hands back exactly those two arrays, as before RLS (corpus-wide, by design).
+    # It sees them when the owner is a superuser (the embedded server); otherwise it returns no row and the
+    # ranking uses its fallback.
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT current_schema()")
+        schema = cursor.fetchone()[0]
+        cursor.execute(sql.SQL(
+            "CREATE OR REPLACE FUNCTION groundwork_column_common_elems(tbl text, col text) "
+            "RETURNS TABLE (elems text[], freqs real[]) LANGUAGE sql STABLE SECURITY DEFINER "
+            "SET search_path = pg_catalog, pg_temp AS $$ "
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_catalog.pg_stats "
+            "WHERE schemaname = {schema} AND tablename = tbl AND attname = col $$").format(schema=sql.Literal(schema)))
+
+
+def column_statistics_drop(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("DROP FUNCTION IF EXISTS groundwork_column_common_elems(text, text)")
 
 
 def role_drop(apps, schema_editor):
@@ -66,4 +91,7 @@ def role_drop(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [("platform", "0001_initial")]
 
-    operations = [migrations.RunPython(role_create, role_drop, elidable=False)]
+    operations = [
+        migrations.RunPython(role_create, role_drop, elidable=False),
+        migrations.RunPython(column_statistics_create, column_statistics_drop, elidable=False),
+    ]

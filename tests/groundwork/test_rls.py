@@ -51,7 +51,8 @@ def test_every_tenant_scoped_model_has_forced_policies(db):
 
     # Independent of rls_tables' discovery: any model with any foreign key to Tenant.
     tables = {m._meta.db_table for m in apps.get_models() if m is not Tenant and any(
-        f.is_relation and f.remote_field is not None and f.remote_field.model is Tenant for f in m._meta.concrete_fields)}
+        f.is_relation and f.remote_field is not None and f.remote_field.model is Tenant
+        for f in m._meta.concrete_fields)}
     assert KNOWN_TENANT_TABLES <= tables
     assert tables == set(tenant_scoped_tables())
     with connection.cursor() as cursor:
