@@ -116,16 +116,6 @@ def tenant_scope(authority: Authority) -> Iterator[None]:
 
 
 @contextmanager
-def tenants_scope(*, read_tenant_ids: tuple[int, ...], write_tenant_ids: tuple[int, ...]) -> Iterator[None]:
-    """Several tenants at once: a tenant admin in the Django admin administers every tenant they hold."""
-    token = _scope.set(DatabaseScope(read_tenant_ids=read_tenant_ids, write_tenant_ids=write_tenant_ids))
-    try:
-        yield
-    finally:
-        _scope.reset(token)
-
-
-@contextmanager
 def system_scope(reason: str) -> Iterator[None]:
     """Every tenant's rows, for a caller acting for no one tenant. `reason` names it ("authentication",
     "task:<name>", "command:<name>", "operator:<user id>") and is logged; keep the block narrow."""
@@ -199,8 +189,13 @@ def _scope_wrapper(execute, sql_text, params, many, context):
 
 
 # --- The runtime role ------------------------------------------------------------------------------------
-_owner_lock = threading.Lock()
-_owner_depth = 0
+# Per thread, like Django's connections: a request thread that connects while another thread migrates or
+# flushes must still become the application role.
+_owner = threading.local()
+
+
+def _owner_depth() -> int:
+    return getattr(_owner, "depth", 0)
 
 
 def _role_set(wrapper) -> None:
@@ -223,7 +218,7 @@ def connection_prepare(sender, connection, **kwargs) -> None:
         return
     if _scope_wrapper not in connection.execute_wrappers:
         connection.execute_wrappers.append(_scope_wrapper)
-    if _owner_depth == 0:
+    if _owner_depth() == 0:
         _role_set(connection)
 
 
@@ -231,13 +226,11 @@ def connection_prepare(sender, connection, **kwargs) -> None:
 def owner_session(alias: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
     """Run as the table owner (migrate, flush, schema changes): connections opened meanwhile keep the login
     role, and an open connection drops the application role until the block ends."""
-    global _owner_depth
     if not enabled():
         yield
         return
     wrapper = connections[alias]
-    with _owner_lock:
-        _owner_depth += 1
+    _owner.depth = _owner_depth() + 1
     reset = wrapper.connection is not None
     try:
         if reset:
@@ -245,9 +238,8 @@ def owner_session(alias: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
                 cursor.execute("RESET ROLE")
         yield
     finally:
-        with _owner_lock:
-            _owner_depth -= 1
-        if wrapper.connection is not None and _owner_depth == 0:
+        _owner.depth -= 1
+        if wrapper.connection is not None and _owner_depth() == 0:
             # Also a connection first opened inside the block (migrate on a fresh process) leaves it as the
             # application role, so nothing after the block runs as the owner.
             if wrapper.connection.info.transaction_status.name != "INERROR":
