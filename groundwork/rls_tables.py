@@ -43,7 +43,7 @@ def _role_exists(cursor) -> bool:
 def rls_policies_apply(*, using: str = DEFAULT_DB_ALIAS, **kwargs) -> list[str]:
     """Enable, force and (re)create the policies on every tenant-scoped table that exists (post_migrate, as the
     owner); with GROUNDWORK_RLS off, take them away. Idempotent. Returns the tables it policed."""
-    from .sql import POLICED_TABLES, POLICY_PREFIX, table_policies_drop_sql, table_policies_sql
+    from .sql import FULLTEXT_LEAKPROOF, POLICED_TABLES, POLICY_PREFIX, table_policies_drop_sql, table_policies_sql
 
     connection = connections[using]
     if connection.vendor != "postgresql":
@@ -56,6 +56,7 @@ def rls_policies_apply(*, using: str = DEFAULT_DB_ALIAS, **kwargs) -> list[str]:
                 for statement in table_policies_drop_sql(table=table):
                     cursor.execute(statement)
             return []
+        cursor.execute(FULLTEXT_LEAKPROOF)
         policed = []
         for table, column in sorted(tenant_scoped_tables().items()):
             if table not in existing:
