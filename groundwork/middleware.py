@@ -97,3 +97,76 @@ class QueryStringLimitMiddleware:
                 return JsonResponse({"detail": message}, status=400)
             return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
         return None
+
+
+class DatabaseScopeMiddleware:
+    """Each request starts with no database scope — its queries see no tenant rows — until authentication binds
+    the caller's (groundwork/rls.py). A streamed body is produced after the view returns, so its iterator runs
+    under the scope the view ended with."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(self.get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        from .rls import current_scope, request_scope_enter, scope_reset
+
+        tokens = request_scope_enter()
+        try:
+            response = self.get_response(request)
+            scope = current_scope()
+        finally:
+            scope_reset(tokens)
+        return _streamed_in_scope(response, scope)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        from .rls import current_scope, request_scope_enter, scope_reset
+
+        tokens = request_scope_enter()
+        try:
+            response = await self.get_response(request)
+            scope = current_scope()
+        finally:
+            scope_reset(tokens)
+        return _streamed_in_scope(response, scope)
+
+
+def _streamed_in_scope(response: HttpResponse, scope):
+    if not getattr(response, "streaming", False):
+        return response
+    from .rls import scope_reset, scope_set
+
+    # Read before the assignment below: the property would otherwise hand back our own generator.
+    original = response.streaming_content
+    if response.is_async:
+        async def content():
+            iterator = aiter(original)
+            while True:
+                tokens = scope_set(scope)
+                try:
+                    chunk = await anext(iterator)
+                except StopAsyncIteration:
+                    return
+                finally:
+                    scope_reset(tokens)
+                yield chunk
+    else:
+        def content():
+            iterator = iter(original)
+            while True:
+                tokens = scope_set(scope)
+                try:
+                    chunk = next(iterator)
+                except StopIteration:
+                    return
+                finally:
+                    scope_reset(tokens)
+                yield chunk
+    response.streaming_content = content()
+    return response

@@ -15,8 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from .database_unavailable import database_unavailable, database_unavailable_response
 from .hooks import manage_sections
-from .models import Membership
-from .selectors import AuthorityDenied, authority_for_user
+from .selectors import AuthorityDenied, authority_for_user, memberships_of_user
 
 # API paths (`/api/v1/…`, `/t/<tenant>/api/v1/…`) answer errors in JSON even when no API view was reached.
 _API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
@@ -25,8 +24,7 @@ _API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """One workspace: straight to its Ask page. Several: a picker. None: say so kindly."""
-    memberships = list(Membership.objects.select_related("tenant").filter(user=request.user)
-                       .order_by("tenant__name"))
+    memberships = memberships_of_user(request.user)
     if len(memberships) == 1:
         return redirect("pages:chat", tenant_slug=memberships[0].tenant.slug)
     return render(request, "home.html", {"memberships": memberships})

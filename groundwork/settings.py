@@ -53,6 +53,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
+    "groundwork.middleware.DatabaseScopeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the query string: too many parameters is a 400, not a 500 on the second read.
     "groundwork.middleware.QueryStringLimitMiddleware",
@@ -127,6 +129,11 @@ if DATABASE_POOL:
                                     "timeout": DATABASE_POOL_TIMEOUT}
 DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Row-level security (groundwork/rls.py): runtime connections SET ROLE to DATABASE_APP_ROLE (created by migrate;
+# owns no table, no BYPASSRLS) and every tenant-scoped table admits only the rows of the tenants the caller's
+# transaction names. Off: connections keep the login role and migrate removes the policies.
+GROUNDWORK_RLS = env_bool("GROUNDWORK_RLS", True)
+DATABASE_APP_ROLE = env_str("DATABASE_APP_ROLE", "groundwork_app")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from groundwork.authority import Authority
+from groundwork.rls import in_current_scope
 
 from ..access import chunk_access_params
 from .fusion import Fused, rrf_fuse
@@ -74,7 +75,8 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
                    "filter_params": filter_params, "limit": depth, "route": vector_route}
         pending: Future | None = None
         if vector is not None and "lexical" in channels and _parallel_ok():
-            pending = _executor().submit(_in_worker, vector_search, **channel)
+            # The worker thread runs under this request's database scope (groundwork/rls.py).
+            pending = _executor().submit(in_current_scope(_in_worker), vector_search, **channel)
         lexical = []
         try:
             if "lexical" in channels:
