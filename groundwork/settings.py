@@ -156,7 +156,23 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+# Crash safety (README "Worker crash safety"): with acks_late a task is acknowledged only after it ran. A pool
+# child killed mid-task is requeued at once (reject_on_worker_lost); a whole worker killed (SIGKILL, OOM, a lost
+# machine) leaves its messages unacknowledged in Redis, and a live worker's sweep hands them out again once they
+# are older than the visibility timeout. That timeout must exceed the longest task (default: twice the hard
+# limit), or a task still running is handed to a second worker; every task is idempotent, so that costs work,
+# not correctness. The sweep runs every CELERY_UNACKED_RESTORE_INTERVAL seconds (kombu's default would be 100).
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", CELERY_TASK_TIME_LIMIT * 2, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
+    "unacked_restore_throttle": 1,
+    # The sweep holds a Redis lock; a worker killed holding it blocks sweeps until the lock expires.
+    "unacked_mutex_expire": env_int("CELERY_UNACKED_MUTEX_EXPIRE", 300, minimum=1),
+}
+# The queue tasks go to when none is named (follow-up tasks too): lets a test or a second deployment on one
+# Redis keep its own workers.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
 # --- API -------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
