@@ -55,7 +55,8 @@ lint: venv
 
 worker: venv
 	@test -n "$$CELERY_BROKER_URL" || { echo "set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0)"; exit 2; }
-	$(BIN)/celery -A groundwork worker --loglevel=INFO --concurrency=2
+	@mkdir -p var
+	$(BIN)/celery -A groundwork worker --beat --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2
 
 bench: migrate
 	$(BIN)/python manage.py bench_all --out var/bench

@@ -80,6 +80,9 @@ class AnswerOutput(serializers.Serializer):
                              help_text="final event: every source under its final label, cited ones first")
     hint = HintOutput(allow_null=True)
     verification = serializers.DictField()
+    lexical_only = serializers.BooleanField(
+        help_text="retrieved by full text alone although an embedder is configured (it failed or timed out, or "
+                  "nothing is embedded yet): paraphrased evidence may have been missed")
 
 
 def message_payload(authority, message) -> dict:
@@ -88,7 +91,7 @@ def message_payload(authority, message) -> dict:
         "message_id": message.pk, "conversation_id": message.conversation_id, "answer": message.content,
         "html": answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
         "corpus": message.corpus, "citations": citations_present(authority, message.citations), "hint": message.hint,
-        "verification": message.verification,
+        "verification": message.verification, "lexical_only": message.lexical_only,
     }
 
 
@@ -186,6 +189,7 @@ class ConversationMessageOutput(serializers.Serializer):
     citations = CitationOutput(many=True, required=False)
     hint = HintOutput(allow_null=True, required=False)
     verification = serializers.DictField(required=False)
+    lexical_only = serializers.BooleanField(required=False)
 
 
 class ConversationDetailOutput(ConversationOutput):

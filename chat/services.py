@@ -35,7 +35,8 @@ def conversation_start(authority: Authority, *, title: str) -> Conversation:
 
 
 def answer_record(authority: Authority, *, conversation: Conversation, question: str, answer: str, outcome: str,
-                  mode: str, corpus: str, citations: Sequence[dict], hint: dict | None, verify: bool) -> Message:
+                  mode: str, corpus: str, citations: Sequence[dict], hint: dict | None, verify: bool,
+                  lexical_only: bool = False) -> Message:
     """The question and its answer, atomically; the groundedness check is queued after commit."""
     from chat.tasks import answer_verify_task
 
@@ -46,7 +47,7 @@ def answer_record(authority: Authority, *, conversation: Conversation, question:
         message = Message.objects.create(
             conversation=conversation, role=Message.Role.ASSISTANT, content=answer, outcome=outcome, mode=mode,
             corpus=corpus, citations=list(citations), hint=hint, principal_hash=authority.principal_hash,
-            verification=verification,
+            verification=verification, lexical_only=lexical_only,
         )
         if verify:
             message_id = message.pk

@@ -128,6 +128,7 @@ class WorkerPool:
         self.workers: list[subprocess.Popen] = []
         self.started = 0
         self._pool_seen: dict[int, float] = {}
+        self.beat: subprocess.Popen | None = None
 
     def _start(self) -> subprocess.Popen:
         self.started += 1
@@ -142,8 +143,19 @@ class WorkerPool:
         log.close()
         return proc
 
-    def start(self) -> None:
+    def start(self, *, beat: bool = False) -> None:
+        """Start the workers, and with `beat` the Celery beat process (never killed) that sends the periodic
+        sweeps of the settings' CELERY_BEAT_SCHEDULE."""
         self.workers = [self._start() for _ in range(self.size)]
+        if beat:
+            log = open(self.log_dir / "beat.log", "w")  # noqa: SIM115 — closed when it exits
+            self.beat = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "groundwork", "beat", "--schedule",
+                 str(self.log_dir / "beat-schedule"), "--loglevel=WARNING"],
+                cwd=Path(settings.BASE_DIR), env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            log.close()
 
     def check_alive(self) -> None:
         for proc in self.workers:
@@ -181,6 +193,9 @@ class WorkerPool:
         return True
 
     def stop(self) -> None:
+        if self.beat is not None and self.beat.poll() is None:
+            self.beat.terminate()
+            self.beat.wait(timeout=30)
         for proc in self.workers:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):

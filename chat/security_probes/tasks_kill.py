@@ -35,6 +35,10 @@ from ._worker_pool import QueueState, WorkerPool, own_database, redis_broker
 # because of it — and if one were, the tasks are idempotent, which is what this probe checks.
 VISIBILITY_TIMEOUT_S = 4
 
+# The beat sweep (knowledge/resume.py) queues again work older than this that still lacks its effect: a message
+# Redis handed to a worker killed before the worker recorded it is gone, whatever acks_late says.
+RESUME_AFTER_S = 8
+
 _FIRST = ("Avery", "Blake", "Casey", "Devon", "Emery", "Finley", "Harper", "Jordan", "Kendall", "Logan")
 _SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "do", "fa", "gu")
 
@@ -239,7 +243,8 @@ def kill_run(*, broker: str, tasks: int = 500, kills: int = 20, workers: int = 3
     log_dir = Path(tempfile.mkdtemp(prefix="groundwork-kill-"))
     pool = WorkerPool(broker=broker, queue=queue, size=workers, log_dir=log_dir, env={
         "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S), "CELERY_UNACKED_RESTORE_INTERVAL": "1",
-        "CELERY_UNACKED_MUTEX_EXPIRE": "5",
+        "CELERY_UNACKED_MUTEX_EXPIRE": "5", "WORK_RESUME_INTERVAL_S": "2",
+        "WORK_RESUME_AFTER_S": str(RESUME_AFTER_S),
         "FINDINGS_EXTRACTOR": "patterns", "EMBEDDING_ONNX_THREADS": "1",
     })
     rng = random.Random(12)
@@ -247,7 +252,7 @@ def kill_run(*, broker: str, tasks: int = 500, kills: int = 20, workers: int = 3
     marks: dict[str, float] = {}
     plan: Plan | None = None
     try:
-        pool.start()  # they boot while the plan is seeded
+        pool.start(beat=True)  # they boot while the plan is seeded
         plan = plan_seed(tasks)
         marks["seeded"] = round(time.monotonic() - started, 1)
         plan_send(plan, broker=broker, queue=queue)

@@ -43,6 +43,15 @@ class SearchFilters:
 
 ChannelState = Literal["ok", "off", "no_embedder", "wrong_dimension", "zero_vector", "no_space", "error"]
 
+# Vector channel states that mean a configured embedder is failing (rather than absent or not used yet).
+SEMANTIC_FAILURES = ("error", "wrong_dimension", "zero_vector")
+
+
+def semantic_failure_cause(state: str) -> str | None:
+    """The RetrievalUnavailable cause a failing vector channel stands for, None when it is not failing."""
+    return {"error": "embedding_error", "wrong_dimension": "wrong_dimension",
+            "zero_vector": "zero_vector"}.get(state)
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -82,3 +91,9 @@ class SearchResult:
     @property
     def semantic_active(self) -> bool:
         return self.vector == "ok"
+
+    @property
+    def lexical_only(self) -> bool:
+        """Ranked by full text alone although the vector channel was asked for: no embedder configured,
+        nothing embedded yet, or an embedder that failed — `vector` says which."""
+        return self.lexical == "ok" and self.vector not in ("ok", "off")
