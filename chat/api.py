@@ -81,8 +81,8 @@ class AnswerOutput(serializers.Serializer):
     hint = HintOutput(allow_null=True)
     verification = serializers.DictField()
     lexical_only = serializers.BooleanField(
-        help_text="retrieved by full text alone although an embedder is configured (it failed or timed out, or "
-                  "nothing is embedded yet): paraphrased evidence may have been missed")
+        help_text="retrieved by full text alone because the embedder failed or timed out: paraphrased evidence "
+                  "may have been missed")
 
 
 def message_payload(authority, message) -> dict:

@@ -133,9 +133,8 @@ class Grounding:
 
     @property
     def lexical_only(self) -> bool:
-        """Some part was searched by full text alone although an embedder is configured (it failed, or
-        nothing is embedded with it yet)."""
-        return any(part.semantic in (*SEMANTIC_FAILURES, "no_space") for part in self.parts)
+        """Some part was searched by full text alone because the configured embedder failed."""
+        return any(part.semantic in SEMANTIC_FAILURES for part in self.parts)
 
 
 def term_weights(question: str) -> dict[str, float]:

@@ -12,7 +12,7 @@ not doubled), and at most `limit` per kind a sweep.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -22,7 +22,8 @@ from .models import Chunk, UploadBatch
 EMBED_TASK_DOCUMENTS = 50  # documents per re-queued embedding task
 
 
-def resume_range() -> tuple:
+def resume_range() -> tuple[datetime, datetime]:
+    """(oldest, newest) creation or ingest time of rows a sweep looks at."""
     now = timezone.now()
     return now - timedelta(seconds=settings.WORK_RESUME_WINDOW_S), now - timedelta(seconds=settings.WORK_RESUME_AFTER_S)
 

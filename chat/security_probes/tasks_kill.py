@@ -12,9 +12,11 @@ nothing for the queue any more, then counts every expected effect:
 - extraction (`chunk_extract_task`): the chunk has exactly one audit row and its one claim exactly one piece
   of evidence.
 
-A task is *lost* when any of its effects is missing, *duplicated* when any is there more than once. The
-settings that make this hold are in groundwork/settings.py (acks_late, reject_on_worker_lost, prefetch 1, the
-visibility timeout) and README "Worker crash safety".
+A task is *lost* when any of its effects is missing, *duplicated* when any is there more than once. What makes
+this hold (README "Worker crash safety"): acks_late, reject_on_worker_lost and prefetch 1 in groundwork/settings.py,
+a short visibility timeout here (production: twice the task time limit), idempotent tasks backed by constraints,
+and the Celery beat sweep (knowledge/resume.py) for the messages Redis loses with a worker killed at the wrong
+instant — a beat process runs next to the workers here and is never killed.
 """
 
 from __future__ import annotations

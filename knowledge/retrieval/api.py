@@ -49,10 +49,11 @@ class SearchOutput(serializers.Serializer):
     query = serializers.CharField()
     hits = HitOutput(many=True)
     lexical_only = serializers.BooleanField(
-        help_text="ranked by full text alone: no embedder, nothing embedded yet, or the embedder failing")
+        help_text="ranked by full text alone because the embedder failed (error, timeout, wrong-size or zero vector)")
     semantic = serializers.ChoiceField(
         choices=["ok", "off", "no_embedder", "no_space", "error", "wrong_dimension", "zero_vector"],
-        help_text="the semantic channel: ok, or why it did not take part (error: the embedder failed or timed out)")
+        help_text="the semantic channel: ok, or why it did not take part (no_embedder: none configured; no_space: "
+                  "nothing embedded with it yet; error: it failed or timed out)")
 
 
 class UnavailableOutput(serializers.Serializer):

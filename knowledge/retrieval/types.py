@@ -94,6 +94,7 @@ class SearchResult:
 
     @property
     def lexical_only(self) -> bool:
-        """Ranked by full text alone although the vector channel was asked for: no embedder configured,
-        nothing embedded yet, or an embedder that failed — `vector` says which."""
-        return self.lexical == "ok" and self.vector not in ("ok", "off")
+        """Ranked by full text alone because the configured embedder failed (an error or timeout, a wrong-size or
+        zero vector). Other reasons the vector channel stays out — none configured, nothing embedded yet — are
+        the normal state of such a deployment, not a degradation; `vector` tells them all apart."""
+        return self.lexical == "ok" and self.vector in SEMANTIC_FAILURES

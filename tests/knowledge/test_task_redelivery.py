@@ -67,3 +67,35 @@ def test_extracting_a_chunk_twice_keeps_one_audit_and_one_claim(world, relations
     chunk_extract(chunk_id=chunk.pk)  # re-delivered after the worker died before acknowledging
     assert ProjectionQuality.objects.filter(chunk=chunk).count() == 1
     assert Claim.objects.count() == 1 and ClaimEvidence.objects.filter(chunk=chunk).count() == 1
+
+
+def test_the_beat_sweep_queues_again_work_whose_message_was_lost(world, relations, settings):
+    """A worker killed between popping a message and recording it loses the message; the sweep finds the work
+    by its missing effect: an unfinished batch, a chunk without a vector, a chunk without an audit."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from findings.tasks import extraction_resume_task
+    from knowledge.models import Document
+    from knowledge.tasks import work_resume_task
+
+    settings.WORK_RESUME_AFTER_S, settings.WORK_RESUME_WINDOW_S = 60, 3600
+    source = Source.objects.create(tenant=world.acme, kind="upload", name="Drive")
+    batch = upload_batch_record(authority=world.service(), source=source, files=[("owners.txt", TEXT)])
+    # Too recent: it may still be waiting in a queue, so the sweep leaves it.
+    assert work_resume_task.apply().get() == {"upload_batches": 0, "documents_to_embed": 0}
+    UploadBatch.objects.filter(pk=batch.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    assert work_resume_task.apply().get()["upload_batches"] == 1  # (inline here: the batch is processed now)
+    [item] = UploadItem.objects.filter(batch=batch)
+    assert item.status == "added"
+    chunks = Chunk.objects.filter(document_id=item.document_id)
+    assert chunks.filter(embedding__isnull=True).exists() and not Claim.objects.exists()  # follow-ups were lost
+    Document.objects.filter(pk=item.document_id).update(ingested_at=timezone.now() - timedelta(minutes=5))
+    assert work_resume_task.apply().get() == {"upload_batches": 0, "documents_to_embed": 1}
+    assert not chunks.filter(embedding__isnull=True).exists()
+    assert extraction_resume_task.apply().get() == 1
+    assert Claim.objects.count() == 1 and ProjectionQuality.objects.filter(chunk__in=chunks).count() == 1
+    # Nothing is missing any more: the next sweeps queue nothing.
+    assert work_resume_task.apply().get() == {"upload_batches": 0, "documents_to_embed": 0}
+    assert extraction_resume_task.apply().get() == 0
