@@ -8,10 +8,11 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve migrate seed test lint worker bench clean-db help browser
+.PHONY: venv run serve serve-prod migrate seed test lint worker bench clean-db help browser
 
 help:
 	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT)"
+	@echo "make serve-prod - the production server (gunicorn, bounded connection pools) on http://$(HOST):$(PORT)"
 	@echo "make test   - install and run the whole test suite"
 	@echo "make worker - a Celery worker (needs CELERY_BROKER_URL)"
 	@echo "make bench  - benchmarks into var/bench/"
@@ -38,6 +39,12 @@ run: seed
 serve: venv
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# The production way: gunicorn's threaded workers, one bounded connection pool per worker (settings, README
+# "Running in production"). Static files are collected into var/static for the front proxy to serve.
+serve-prod: migrate
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	WEB_BIND=$${WEB_BIND:-$(HOST):$(PORT)} $(BIN)/gunicorn -c python:groundwork.gunicorn_config
+
 # The browser tests drive Debian's chromium + chromedriver: installed here when we may (root, apt), else those
 # tests skip and say why.
 browser:
@@ -53,10 +60,11 @@ test: venv browser
 lint: venv
 	$(BIN)/ruff check .
 
+# CELERY_WORKER_CONCURRENCY processes (default 2), counted in the database connection budget.
 worker: venv
 	@test -n "$$CELERY_BROKER_URL" || { echo "set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0)"; exit 2; }
 	@mkdir -p var
-	$(BIN)/celery -A groundwork worker --beat --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2
+	$(BIN)/celery -A groundwork worker --beat --schedule var/celerybeat-schedule --loglevel=INFO
 
 bench: migrate
 	$(BIN)/python manage.py bench_all --out var/bench

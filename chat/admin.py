@@ -1,7 +1,14 @@
 from django.contrib import admin
 
 from chat.models import AccessRequest, AnswerCache, Conversation, GapEvent, Message
-from groundwork.admin_scoping import PlatformOnlyAdmin, TenantScopedAdmin, verbose_names_set
+from chat.selectors import answers_withdrawn
+from groundwork.admin_scoping import (
+    PlatformOnlyAdmin,
+    TenantScopedAdmin,
+    admin_authority,
+    is_platform_operator,
+    verbose_names_set,
+)
 
 verbose_names_set(AnswerCache, "cached answer", "cached answers")
 
@@ -28,13 +35,34 @@ class ConversationAdmin(TenantScopedAdmin, admin.ModelAdmin):
     readonly_fields = ("tenant", "user", "service_name", "title", "created_at")
 
 
+# What an answer says and quotes; a tenant admin sees them only when they may read every record it cites.
+_ANSWER_FIELDS = ("content", "citations", "verification")
+
+
 @admin.register(Message)
 class MessageAdmin(TenantScopedAdmin, admin.ModelAdmin):
     tenant_path = "conversation__tenant"
     tenant_admin_readonly = True
     list_display = ("conversation", "role", "outcome", "mode", "created_at")
     list_filter = ("role", "outcome", "mode")
-    readonly_fields = [f.name for f in Message._meta.fields]
+    readonly_fields = [*(f.name for f in Message._meta.fields), "answer_hidden"]
+
+    def get_fields(self, request, obj=None):
+        fields = [f.name for f in Message._meta.fields]
+        if obj is not None and self._answer_hidden_from(request, obj):
+            return [name for name in fields if name not in _ANSWER_FIELDS] + ["answer_hidden"]
+        return fields
+
+    @admin.display(description="answer")
+    def answer_hidden(self, obj) -> str:
+        return "Hidden: this answer cites records you cannot read (now)."
+
+    def _answer_hidden_from(self, request, message: Message) -> bool:
+        # The answers API's rule, under the tenant admin's own authority: an answer is as readable as the
+        # records it cites, so an admin outside a record's ACL — or anyone after a revoke — sees no text of it.
+        if is_platform_operator(request.user):
+            return False
+        return message.pk in answers_withdrawn(admin_authority(request, message.conversation.tenant), [message])
 
 
 @admin.register(AnswerCache)

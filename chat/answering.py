@@ -22,7 +22,7 @@ from chat.models import Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
 from chat.providers.base import NOT_FOUND_TEXT, stream_text
 from chat.rendering import render_answer_html
-from chat.selectors import citations_present, conversation_history, hints_recently_given
+from chat.selectors import History, citations_present, conversation_history, hints_recently_given
 from chat.services import answer_record, evidence_from_citation, gap_event_record
 from chat.streaming import LabelHoldBack
 from groundwork.authority import Authority
@@ -80,9 +80,13 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
                                      citations=cached.citations, answer=cached.answer)
             return
 
+    # A provider that never reads the history (the extractive one) is not given it, so its answers do not rest
+    # on the earlier answers' records; one that does not say is assumed to read it.
+    history = (conversation_history(authority, conversation, turns=settings.ANSWER_HISTORY_TURNS)
+               if getattr(provider, "reads_history", True) else History(messages=[], document_ids=[]))
     request = AnswerRequest(
         question=question, has_corpus=has_corpus, search=lambda query: ground_question(authority, query),
-        history=conversation_history(conversation, turns=settings.ANSWER_HISTORY_TURNS),
+        history=history.messages,
     )
     label_map: dict[str, Evidence] = {}
     holdback = LabelHoldBack(())
@@ -154,11 +158,12 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     message = answer_record(
         authority, conversation=conversation, question=question, answer=answer, outcome=outcome, mode=done.mode,
         corpus="tenant" if has_corpus else "empty", citations=citations, hint=hint, verify=bool(citations),
-        lexical_only=lexical_only,
+        lexical_only=lexical_only, context_document_ids=history.document_ids,
     )
-    # A full-text-only answer is not cached: it must not outlive the embedder outage that made it.
+    # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
+    # restate earlier answers' records is not shared either (the cache re-checks only citations).
     if (key is not None and outcome == Outcome.ANSWERED and done.mode == Mode.GROUNDING and hint is None
-            and not done.error and not lexical_only):
+            and not done.error and not lexical_only and not history.document_ids):
         answer_cache_put(authority, provider=provider.cache_id, key=key, question=question, answer=answer,
                          citations=citations)
     yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=removed, cached=False,
@@ -183,6 +188,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "lexical_only": message.lexical_only,
         "removed_labels": removed,
         "cached": cached,
+        "withdrawn": False,  # just answered from what the caller reads now
         **({"error": error} if error else {}),
     }
 

@@ -14,8 +14,10 @@ from rest_framework.response import Response
 
 from chat.answering import AnswerEvent, answer_events, answer_html
 from chat.selectors import (
+    WITHDRAWN_TEXT,
     access_request_payload,
     access_requests_for,
+    answers_withdrawn,
     citations_present,
     conversation_access,
     conversation_messages,
@@ -26,7 +28,8 @@ from chat.selectors import (
 from chat.services import AccessRequestRefused, access_request_create, conversation_start, evidence_from_citation
 from chat.streaming import sse_comment, sse_event
 from groundwork.api import AuthorityAPIView
-from groundwork.permissions import IsTenantAdmin
+from groundwork.permissions import role_required
+from groundwork.schema import component_ref, sse_event_schema
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -83,16 +86,41 @@ class AnswerOutput(serializers.Serializer):
     lexical_only = serializers.BooleanField(
         help_text="retrieved by full text alone because the embedder failed or timed out: paraphrased evidence "
                   "may have been missed")
+    withdrawn = serializers.BooleanField(
+        required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
+                                  "the answer is then the withdrawal notice, without citations")
+    removed_labels = serializers.ListField(child=serializers.CharField(), required=False,
+                                           help_text="labels the model wrote that cite nothing retrieved (dropped)")
+    cached = serializers.BooleanField(required=False, help_text="served from the answer cache")
+    error = serializers.CharField(required=False, help_text="why the model could not answer, when it could not")
 
 
-def message_payload(authority, message) -> dict:
+# The stream, event by event (the OpenAPI 3.2 / schemathesis reading of a text/event-stream schema): `sources`
+# before any `token`, then one `final` with the JSON response's body; `error` when the request is refused. One
+# event schema whose data is any of the payloads: a custom keyword's failure inside a `oneOf` branch would not
+# just fail the branch.
+ANSWER_STREAM_EVENT = sse_event_schema(("sources", "token", "final", "error"), {"anyOf": [
+    {"type": "object", "required": ["sources"],
+     "properties": {"sources": {"type": "array", "items": component_ref("CitationOutput")}}},
+    {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+    component_ref("AnswerOutput"),
+    component_ref("ErrorOutput"),
+]})
+
+
+def message_payload(authority, message, *, withdrawn: bool) -> dict:
+    """A stored answer as the caller may see it now. `withdrawn` comes from `answers_withdrawn` (computed once
+    for every message shown): a withdrawn answer keeps nothing of what it said or quoted — not the text, the
+    fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
+    base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
+            "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn,
+            "lexical_only": message.lexical_only}
+    if withdrawn:
+        return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
+                "verification": {"status": "not_applicable"}}
     label_map = {c["label"]: evidence_from_citation(c) for c in message.citations}
-    return {
-        "message_id": message.pk, "conversation_id": message.conversation_id, "answer": message.content,
-        "html": answer_html(message.content, label_map), "outcome": message.outcome, "mode": message.mode,
-        "corpus": message.corpus, "citations": citations_present(authority, message.citations), "hint": message.hint,
-        "verification": message.verification, "lexical_only": message.lexical_only,
-    }
+    return {**base, "answer": message.content, "html": answer_html(message.content, label_map),
+            "citations": citations_present(authority, message.citations), "verification": message.verification}
 
 
 def _sse(events: Iterator[AnswerEvent]) -> Iterator[bytes]:
@@ -119,7 +147,10 @@ class AnswerCreateApi(AuthorityAPIView):
         ),
         request=InputSerializer,
         parameters=[OpenApiParameter("stream", bool, description="Stream as Server-Sent Events")],
-        responses={200: AnswerOutput, 404: OpenApiResponse(description="No such conversation")},
+        responses={(200, "application/json"): AnswerOutput,
+                   (200, "text/event-stream"): OpenApiResponse(ANSWER_STREAM_EVENT, description=(
+                       "Server-Sent Events: `sources`, `token`…, `final` (data: JSON)")),
+                   404: OpenApiResponse(description="No such conversation, or one that is not the caller's")},
     )
     def post(self, request, **kwargs):
         data = self.InputSerializer(data=request.data)
@@ -152,13 +183,17 @@ class AnswerDetailApi(AuthorityAPIView):
     @extend_schema(summary="An answer with its verification",
                    description=("Reads back one of the caller's own answers, with the groundedness check "
                                 "(\"verified n/m claims\") once the background task has run; `pending` before. Only "
-                                "answers in the caller's own conversations; anyone else's answers 404."),
+                                "answers in the caller's own conversations; anyone else's answers 404. Every "
+                                "citation is re-checked against the caller's current access: an answer citing a "
+                                "record they can no longer read comes back `withdrawn`, with the notice instead "
+                                "of its text and no citations."),
                    responses={200: AnswerOutput})
     def get(self, request, message_id: int, **kwargs):
         message = message_access(self.authority, message_id)
         if message is None:
             raise Http404
-        return Response(message_payload(self.authority, message))
+        withdrawn = message.pk in answers_withdrawn(self.authority, [message])
+        return Response(message_payload(self.authority, message, withdrawn=withdrawn))
 
 
 class ConversationOutput(serializers.Serializer):
@@ -190,6 +225,7 @@ class ConversationMessageOutput(serializers.Serializer):
     hint = HintOutput(allow_null=True, required=False)
     verification = serializers.DictField(required=False)
     lexical_only = serializers.BooleanField(required=False)
+    withdrawn = serializers.BooleanField(required=False, help_text="see the answer's `withdrawn`")
 
 
 class ConversationDetailOutput(ConversationOutput):
@@ -199,19 +235,23 @@ class ConversationDetailOutput(ConversationOutput):
 class ConversationDetailApi(AuthorityAPIView):
     @extend_schema(summary="One of my conversations with its messages",
                    description=("A conversation of the caller with every question and answer in order, answers "
-                                "with their sanitised HTML, citations and verification. Someone else's "
-                                "conversation answers 404."),
+                                "with their sanitised HTML, citations and verification; answers citing a record "
+                                "the caller can no longer read are `withdrawn` (see GET /answers/{id}). Someone "
+                                "else's conversation answers 404."),
                    responses={200: ConversationDetailOutput})
     def get(self, request, conversation_id: int, **kwargs):
         conversation = conversation_access(self.authority, conversation_id)
         if conversation is None:
             raise Http404
+        rows = list(conversation_messages(conversation))
+        withdrawn = answers_withdrawn(self.authority, rows)
         messages = []
-        for message in conversation_messages(conversation):
+        for message in rows:
             if message.role == "user":
                 messages.append({"role": "user", "content": message.content})
             else:
-                messages.append({"role": "assistant", **message_payload(self.authority, message)})
+                messages.append({"role": "assistant",
+                                 **message_payload(self.authority, message, withdrawn=message.pk in withdrawn)})
         return Response({**ConversationOutput(conversation).data, "messages": messages})
 
 
@@ -226,12 +266,10 @@ class GapEventOutput(serializers.Serializer):
 
 
 class GapEventListApi(AuthorityAPIView):
-    permission_classes = [IsTenantAdmin]
-
+    @role_required("admin")
     @extend_schema(summary="Interview next: unanswered questions by frequency",
                    description=("Questions the tenant's records could not answer (refused or not found), grouped "
-                                "and counted, most frequent first: what to write down or import next. Tenant "
-                                "admins only."),
+                                "and counted, most frequent first: what to write down or import next."),
                    responses={200: GapEventOutput(many=True)})
     def get(self, request, **kwargs):
         return Response(GapEventOutput(gap_events_by_frequency(self.authority)[:200], many=True).data)

@@ -60,6 +60,9 @@ class Message(models.Model):
     mode = models.CharField(max_length=15, choices=Mode.choices, blank=True)
     corpus = models.CharField(max_length=10, blank=True)  # "tenant" or "empty" (nothing searchable)
     citations = models.JSONField(default=list, blank=True)  # record-level citations the answer uses
+    # The records behind the earlier answers a model was shown as conversation history: the answer may restate
+    # them without citing them, so reading it back re-checks these as well as its citations.
+    context_document_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
     hint = models.JSONField(null=True, blank=True)  # hidden-record hint: existence, source system, contact
     # The effective principal set the answer was produced under (see Authority.principal_hash).
     principal_hash = models.CharField(max_length=64, blank=True)
@@ -73,7 +76,9 @@ class Message(models.Model):
         indexes = [models.Index(fields=["conversation", "created_at"], name="chat_msg_conv_idx")]
 
     def __str__(self) -> str:
-        return f"{self.role}: {self.content[:40]}"
+        # No content: the admin shows this in titles and as a related row, where the answer's own re-check
+        # (chat.admin.MessageAdmin) does not reach.
+        return f"{self.role} message {self.pk}"
 
 
 class GapEvent(models.Model):

@@ -3,6 +3,8 @@ the same "not found" as for a conversation that does not exist."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db.models import Q, QuerySet
@@ -40,12 +42,56 @@ def message_access(authority: Authority, message_id: int) -> Message | None:
                                    role=Message.Role.ASSISTANT).select_related("conversation").first())
 
 
-def conversation_history(conversation: Conversation, *, turns: int) -> list[dict[str, str]]:
-    """The last `turns` user/assistant messages, oldest first, as model messages."""
+# What a stored answer says once the caller may no longer read a record it cited.
+WITHDRAWN_TEXT = "The records this answer used are no longer available to you."
+
+
+def _records_behind(message: Message) -> set[int]:
+    return {c["document_id"] for c in message.citations} | set(message.context_document_ids)
+
+
+def answers_withdrawn(authority: Authority, messages: Iterable[Message]) -> set[int]:
+    """The ids of the answers among `messages` that rest on a record the caller cannot read *now* — cited, or
+    behind the history the model was shown: its ACL no longer admits them, they left the group that did, it
+    became restricted, it was deleted (or the platform corpus dropped it). One query through the access path
+    for every record of every message, whatever their number; none when nothing is cited.
+
+    Readability is judged per document, not per chunk: an edited record gets new chunks, but a reader who may
+    still read it may still see what it said when they asked. One unreadable record withdraws the whole
+    answer — the text around the readable citations may restate or blend what the unreadable one said, and no
+    sentence-level split can prove it does not."""
+    behind: dict[int, set[int]] = {}
+    for message in messages:
+        if message.role == Message.Role.ASSISTANT:
+            records = _records_behind(message)
+            if records:
+                behind[message.pk] = records
+    wanted = set().union(*behind.values()) if behind else set()
+    if not wanted:
+        return set()
+    readable = set(readable_documents(authority).filter(pk__in=wanted).values_list("pk", flat=True))
+    return {message_id for message_id, records in behind.items() if not records <= readable}
+
+
+@dataclass(frozen=True)
+class History:
+    messages: list[dict[str, str]]  # model messages, oldest first
+    document_ids: list[int]  # the records the answers among them rest on (see Message.context_document_ids)
+
+
+def conversation_history(authority: Authority, conversation: Conversation, *, turns: int) -> History:
+    """The last `turns` user/assistant messages, oldest first, as model messages. An answer the caller may no
+    longer read goes to the model as the withdrawal notice: a model shown the old text would repeat it."""
     if turns <= 0:
-        return []
-    rows = list(conversation.messages.order_by("-created_at", "-pk").values_list("role", "content")[:turns])
-    return [{"role": role, "content": content} for role, content in reversed(rows)]
+        return History(messages=[], document_ids=[])
+    rows = list(conversation.messages.order_by("-created_at", "-pk")[:turns])
+    withdrawn = answers_withdrawn(authority, rows)
+    shown = [m for m in rows if m.pk not in withdrawn]
+    return History(
+        messages=[{"role": m.role, "content": WITHDRAWN_TEXT if m.pk in withdrawn else m.content}
+                  for m in reversed(rows)],
+        document_ids=sorted(set().union(*(_records_behind(m) for m in shown if m.role == Message.Role.ASSISTANT))),
+    )
 
 
 def gap_events_by_frequency(authority: Authority) -> QuerySet[GapEvent]:

@@ -129,18 +129,19 @@ _FILTER_PARAMS = [
     OpenApiParameter("q", str, description="text inside the statement"),
     OpenApiParameter("valid_at", str, description="ISO date/datetime: claims true in the world at that time"),
     OpenApiParameter("known_at", str, description="ISO date/datetime: claims as recorded then (default: now)"),
-    OpenApiParameter("limit", int), OpenApiParameter("offset", int),
 ]
 
 
 class ClaimListApi(AuthorityAPIView):
+    pagination_class = LimitOffsetPagination
+
     @extend_schema(summary="List findings (claims) the caller can read", parameters=_FILTER_PARAMS,
                    description="A claim is listed when at least one of its evidence documents is readable by the "
                                "caller. Bad dates give 400.",
                    responses=ClaimOutput(many=True))
     def get(self, request, **kwargs):
         qs = selectors.claims_list(self.authority, filters_parse(request.query_params))
-        paginator = LimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(ClaimOutput(page, many=True).data)
 
@@ -164,16 +165,17 @@ class ClaimDetailApi(AuthorityAPIView):
 
 
 class EntityListApi(AuthorityAPIView):
+    pagination_class = LimitOffsetPagination
+
     @extend_schema(summary="Entities some readable current finding is about",
                    description=("People, teams, products and other entities that at least one current, readable "
                                 "claim names as subject or object; `q` matches their names. Paginated with "
                                 "`limit` and `offset`."),
-                   parameters=[OpenApiParameter("q", str), OpenApiParameter("limit", int),
-                               OpenApiParameter("offset", int)],
+                   parameters=[OpenApiParameter("q", str)],
                    responses=EntityRef(many=True))
     def get(self, request, **kwargs):
         qs = selectors.entities_list(self.authority, text=(request.query_params.get("q") or "").strip() or None)
-        paginator = LimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(EntityRef(page, many=True).data)
 

@@ -17,6 +17,7 @@ from .admin_scoping import (
     verbose_names_set,
 )
 from .models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
+from .rls import system_scope
 from .services import api_key_issue, api_key_revoke, membership_remove, membership_set, principal_normalise
 
 verbose_names_set(ApiKey, "API key", "API keys")
@@ -301,8 +302,10 @@ class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
             return True
         if obj.is_superuser:
             return False
-        tenants = set(Membership.objects.filter(user=obj).values_list("tenant_id", flat=True))
-        tenants |= set(Principal.objects.filter(user=obj).values_list("tenant_id", flat=True))
+        # Every tenant the account touches, including those the admin cannot see: a cross-tenant read by nature.
+        with system_scope("admin:account-tenants"):
+            tenants = set(Membership.objects.filter(user=obj).values_list("tenant_id", flat=True))
+            tenants |= set(Principal.objects.filter(user=obj).values_list("tenant_id", flat=True))
         return bool(tenants) and tenants <= ids
 
     add_form = MemberCreationForm

@@ -22,6 +22,9 @@ A ModelAdmin registered without the mixin (a third-party app's) is made platform
 
 from __future__ import annotations
 
+import functools
+import logging
+
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.filters import RelatedFieldListFilter, RelatedOnlyFieldListFilter
@@ -34,6 +37,9 @@ from django.db.models import Model, QuerySet
 
 from .authority import Authority
 from .models import Membership, Principal, Tenant
+from .rls import DatabaseScope, request_scope_set, system_scope
+
+logger = logging.getLogger(__name__)
 
 _CACHE_ATTR = "_groundwork_administered_tenant_ids"
 # A `tenant_path` for platform-wide rows every tenant admin may read (the findings ontology).
@@ -44,8 +50,9 @@ def administered_tenant_ids(user) -> frozenset[int]:
     """Ids of the tenants `user` holds an admin membership in (empty for anonymous or inactive users)."""
     if user is None or not user.is_authenticated or not user.is_active:
         return frozenset()
-    return frozenset(Membership.objects.filter(user=user, role=Membership.Role.ADMIN).values_list("tenant_id",
-                                                                                                   flat=True))
+    with system_scope("authentication:admin-memberships"):
+        return frozenset(Membership.objects.filter(user=user, role=Membership.Role.ADMIN).values_list(
+            "tenant_id", flat=True))
 
 
 def is_platform_operator(user) -> bool:
@@ -61,6 +68,25 @@ def request_tenant_ids(request) -> frozenset[int] | None:
         cached = administered_tenant_ids(request.user)
         setattr(request, _CACHE_ATTR, cached)
     return cached
+
+
+def admin_database_scope(request) -> DatabaseScope | None:
+    """The row-level security scope of an admin page (groundwork/rls.py): the platform operator works across
+    tenants in the named system scope `operator:<user id>`; a tenant admin reads the tenants they administer
+    and the platform corpus, and writes only the tenants they administer; anyone else gets no rows."""
+    from .selectors import platform_tenant
+
+    user = request.user
+    if is_platform_operator(user):
+        # The audit line for every cross-tenant admin request.
+        logger.info("operator %s in system scope: %s %s", user.pk, request.method, request.path)
+        return DatabaseScope(system_reason=f"operator:{user.pk}")
+    ids = request_tenant_ids(request) if user.is_authenticated else None
+    if not ids:
+        return None
+    administered = tuple(sorted(ids))
+    return DatabaseScope(read_tenant_ids=tuple(sorted({*administered, platform_tenant().pk})),
+                         write_tenant_ids=administered)
 
 
 def admin_authority(request, tenant: Tenant) -> Authority:
@@ -302,6 +328,18 @@ class TenantAdminSite(admin.AdminSite):
                                                                                                         flat=True))
         )
         return context
+
+    def admin_view(self, view, cacheable=False):
+        inner = super().admin_view(view, cacheable)
+
+        @functools.wraps(inner)
+        def in_database_scope(request, *args, **kwargs):
+            # Bound for the rest of the request, not a block: the admin's TemplateResponse renders (and
+            # queries) after the view returns.
+            request_scope_set(admin_database_scope(request))
+            return inner(request, *args, **kwargs)
+
+        return in_database_scope
 
     def autocomplete_view(self, request):
         return LabelledAutocompleteJsonView.as_view(admin_site=self)(request)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from drf_spectacular.utils import extend_schema
@@ -17,8 +18,11 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .authority import Authority
+from .database_unavailable import DETAIL, DatabaseUnavailable, database_unavailable
 from .parsers import BIGINT_MAX, BIGINT_MIN, BoundedJSONParser, RequestTooLarge, content_length
+from .permissions import CallerHasRole
 
+logger = logging.getLogger(__name__)
 _INTEGER = re.compile(r"^[+-]?\d+$")
 # Free-text parameters: a long run of digits there is text to look for, not an id.
 _TEXT_PARAMS = frozenset({"q", "query", "question"})
@@ -26,15 +30,28 @@ _TEXT_PARAMS = frozenset({"q", "query", "question"})
 
 def exception_handler(exc, context):
     """Django ValidationErrors raised by services become 400s with their message, not 500s. A DataError is
-    the database refusing a value of the request (NUL, out of range) that no earlier check caught: a 400 too."""
+    the database refusing a value of the request (NUL, out of range) that no earlier check caught: a 400 too.
+    A saturated or unreachable database is a 503 with Retry-After (groundwork/database_unavailable.py)."""
+    if database_unavailable(exc):
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        response = drf_exception_handler(DatabaseUnavailable(), context)
+        response.data = {"detail": DETAIL, "code": "database_unavailable"}
+        return response
     if isinstance(exc, DjangoValidationError):
-        exc = ValidationError(detail={"detail": exc.messages})
+        exc = ValidationError(detail={"detail": " ".join(exc.messages)})
     elif isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge(f"Request body too large: the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+    elif isinstance(exc, TooManyFieldsSent):
+        exc = ValidationError(detail={"detail": f"Too many form fields: the limit is "
+                                                f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}."})
     elif isinstance(exc, DataError):
         exc = ValidationError(detail={"detail": "A value in this request is invalid (out of range or containing "
                                                 "characters that cannot be stored)."})
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, list):
+        # `ValidationError("...")` renders as a bare list; every error body is an object with a `detail`.
+        response.data = {"detail": " ".join(str(item) for item in response.data)}
+    return response
 
 
 def request_input_check(request, kwargs: dict) -> None:
@@ -51,8 +68,16 @@ def request_input_check(request, kwargs: dict) -> None:
         for value in values:
             if "\x00" in value or "\x00" in name:
                 raise ValidationError({"detail": f"Query parameter {name!r} contains a NUL character."})
-            if name not in _TEXT_PARAMS and _INTEGER.match(value) and not BIGINT_MIN <= int(value) <= BIGINT_MAX:
+            if name not in _TEXT_PARAMS and _INTEGER.match(value) and not _fits_bigint(value):
                 raise ValidationError({name: [f"must be an integer between {BIGINT_MIN} and {BIGINT_MAX}"]})
+
+
+def _fits_bigint(digits: str) -> bool:
+    # By length first: int() refuses strings over 4,300 digits with a ValueError (a 500 for `?limit=9…9`).
+    sign, magnitude = ("-" if digits.startswith("-") else ""), digits.lstrip("+-").lstrip("0") or "0"
+    if len(magnitude) > len(str(BIGINT_MAX)):
+        return False
+    return BIGINT_MIN <= int(sign + magnitude) <= BIGINT_MAX
 
 
 class AuthorityAPIView(APIView):
@@ -63,10 +88,16 @@ class AuthorityAPIView(APIView):
     #
     # (A comment, not a docstring: drf-spectacular would copy a base-class docstring into every endpoint that
     # lacks its own description. Each endpoint documents itself in its extend_schema.)
+    #
+    # Refusals follow groundwork.permissions' one rule; a subclass declares roles with @role_required and must
+    # not replace permission_classes.
+    permission_classes = [CallerHasRole]
 
     def initial(self, request, *args, **kwargs):
-        request_input_check(request, kwargs)
+        # Authentication and the role check first (they read neither ids nor query parameters), so the refusal
+        # rule holds for hostile input too: anonymous is 401 and a role too low is 403 whatever the id.
         super().initial(request, *args, **kwargs)
+        request_input_check(request, kwargs)
 
     def get_parsers(self):
         # Every JSON body gets the size, depth, NUL and range checks, whatever parser_classes a view names.
@@ -75,7 +106,7 @@ class AuthorityAPIView(APIView):
     @property
     def authority(self) -> Authority:
         auth = self.request.auth
-        assert isinstance(auth, Authority), "HasAuthority permission must run first"
+        assert isinstance(auth, Authority), "CallerHasRole permission must run first"
         return auth
 
 

@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
 from .authority import ROLE_RANK
-from .models import Membership
+from .selectors import memberships_of_user
 
 # (url name, label, least role, URL names that belong to the item although not under its path)
 NAV_ITEMS: tuple[tuple[str, str, str, frozenset[str]], ...] = (
@@ -59,7 +59,7 @@ def shell(request: HttpRequest) -> dict:
     slug = match.kwargs.get("tenant_slug") if match is not None else None
     if user is None or not user.is_authenticated or not slug:
         return {}
-    memberships = list(Membership.objects.filter(user=user).select_related("tenant").order_by("tenant__name"))
+    memberships = memberships_of_user(user)
     current = next((m for m in memberships if m.tenant.slug == slug), None)
     if current is None:  # not a member: the page itself answers 404; the shell shows no tenant
         return {}

@@ -22,6 +22,10 @@ from urllib.parse import quote
 logger = logging.getLogger(__name__)
 
 DATABASE_NAME = "groundwork"
+# Set by a process that holds the server for the children it forks (the production server's master,
+# groundwork/gunicorn_config.py): they connect to that URL without taking a handle of their own, so the
+# server is started once and stops only when the parent leaves.
+INHERITED_URL_ENV = "GROUNDWORK_EMBEDDED_DATABASE_URL"
 _started: dict[Path, str] = {}
 
 
@@ -85,6 +89,9 @@ def _tune(conn) -> None:
 
 def embedded_database_url(var_dir: Path) -> str:
     """Start (or attach to) the embedded server and return a URL for the `groundwork` database."""
+    inherited = os.environ.get(INHERITED_URL_ENV)
+    if inherited:
+        return inherited
     var_dir = var_dir.resolve()
     pgdata = var_dir / "postgres"
     if pgdata in _started:

@@ -1,4 +1,5 @@
-"""A strict Content-Security-Policy on every HTML page the product renders.
+"""Two middlewares: a query string too big to parse is refused before anything reads it, and every HTML page
+the product renders gets a strict Content-Security-Policy.
 
 The pages load scripts and styles only from our own static files (no inline <script>, <style> or style=""),
 so the policy can forbid everything else: a hostile record shown in a page cannot run code, load a remote
@@ -8,10 +9,13 @@ script) are left out. A response that already carries a policy (chat's `with_csp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("default-src", "'self'"),
@@ -24,6 +28,7 @@ CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
     ("form-action", "'self'"),
     ("connect-src", "'self'"),
 )
+API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
 # Paths whose pages are not ours to restrict.
 EXEMPT_PREFIXES = ("/admin/", "/api/docs", "/api/redoc")
 
@@ -57,3 +62,111 @@ class ContentSecurityPolicyMiddleware:
         if response.get("Content-Type", "").startswith("text/html") and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = self.policy
         return response
+
+
+class QueryStringLimitMiddleware:
+    """More query parameters than DATA_UPLOAD_MAX_NUMBER_FIELDS: a 400 with a message, before anything reads
+    `request.GET`. Django raises TooManyFieldsSent on every read of it, and everything after the first read
+    reads it again — DRF's content negotiation inside its own error handling, the DEBUG error page — so the
+    request ended in a 500 (issue #11: a 5xx on hostile input is a bug)."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(self.get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        refusal = self._refusal(request)
+        if iscoroutinefunction(self):
+            return self._acall(request, refusal)
+        return refusal or self.get_response(request)
+
+    async def _acall(self, request: HttpRequest, refusal: HttpResponse | None) -> HttpResponse:
+        return refusal or await self.get_response(request)
+
+    @staticmethod
+    def _refusal(request: HttpRequest) -> HttpResponse | None:
+        try:
+            request.GET  # noqa: B018 — parsing is the check; the result is cached on the request
+        except TooManyFieldsSent:
+            message = f"Too many query parameters: the limit is {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}."
+            if API_PATH.match(request.path):
+                return JsonResponse({"detail": message}, status=400)
+            return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+        return None
+
+
+class DatabaseScopeMiddleware:
+    """Each request starts with no database scope — its queries see no tenant rows — until authentication binds
+    the caller's (groundwork/rls.py). A streamed body is produced after the view returns, so its iterator runs
+    under the scope the view ended with."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(self.get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        from .rls import current_scope, request_scope_enter, scope_reset
+
+        tokens = request_scope_enter()
+        try:
+            response = self.get_response(request)
+            scope = current_scope()
+        finally:
+            scope_reset(tokens)
+        return _streamed_in_scope(response, scope)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        from .rls import current_scope, request_scope_enter, scope_reset
+
+        tokens = request_scope_enter()
+        try:
+            response = await self.get_response(request)
+            scope = current_scope()
+        finally:
+            scope_reset(tokens)
+        return _streamed_in_scope(response, scope)
+
+
+def _streamed_in_scope(response: HttpResponse, scope):
+    if not getattr(response, "streaming", False):
+        return response
+    from .rls import scope_reset, scope_set
+
+    # Read before the assignment below: the property would otherwise hand back our own generator.
+    original = response.streaming_content
+    if response.is_async:
+        async def content():
+            iterator = aiter(original)
+            while True:
+                tokens = scope_set(scope)
+                try:
+                    chunk = await anext(iterator)
+                except StopAsyncIteration:
+                    return
+                finally:
+                    scope_reset(tokens)
+                yield chunk
+    else:
+        def content():
+            iterator = iter(original)
+            while True:
+                tokens = scope_set(scope)
+                try:
+                    chunk = next(iterator)
+                except StopIteration:
+                    return
+                finally:
+                    scope_reset(tokens)
+                yield chunk
+    response.streaming_content = content()
+    return response

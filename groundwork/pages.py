@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
 from django.urls import NoReverseMatch, reverse
 
+from .database_unavailable import database_unavailable, database_unavailable_response
 from .hooks import manage_sections
-from .models import Membership
-from .selectors import AuthorityDenied, authority_for_user
+from .selectors import AuthorityDenied, authority_for_user, memberships_of_user
+
+# API paths (`/api/v1/…`, `/t/<tenant>/api/v1/…`) answer errors in JSON even when no API view was reached.
+_API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """One workspace: straight to its Ask page. Several: a picker. None: say so kindly."""
-    memberships = list(Membership.objects.select_related("tenant").filter(user=request.user)
-                       .order_by("tenant__name"))
+    memberships = memberships_of_user(request.user)
     if len(memberships) == 1:
         return redirect("pages:chat", tenant_slug=memberships[0].tenant.slug)
     return render(request, "home.html", {"memberships": memberships})
@@ -72,6 +76,8 @@ def manage(request: HttpRequest, tenant_slug: str) -> HttpResponse:
 # --- Error pages (handler403 / handler404 / handler500 / CSRF_FAILURE_VIEW) -------------------------------
 
 def error_404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _API_PATH.match(request.path):  # e.g. /api/v1/documents/-1: no route, still an API caller
+        return JsonResponse({"detail": "Not found."}, status=404)
     return render(request, "404.html", status=404)
 
 
@@ -82,6 +88,12 @@ def error_403(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 
 def error_500(request: HttpRequest) -> HttpResponse:
+    # A database failure raised outside any view (in a middleware) lands here: still a 503, not a bug.
+    exc = sys.exc_info()[1]
+    if database_unavailable(exc):
+        return database_unavailable_response(request, exc)
+    if _API_PATH.match(request.path):
+        return JsonResponse({"detail": "Something went wrong on our side."}, status=500)
     # No request context: context processors may need the database, which may be what failed.
     return HttpResponseServerError(loader.get_template("500.html").render())
 

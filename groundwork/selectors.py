@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from .authority import Authority
 from .models import ApiKey, Membership, Tenant
+from .rls import request_scope_bind, system_scope
 from .services import KEY_PREFIX, api_key_hash
 from .sql import effective_principal_ids, service_principal_ids
 
@@ -41,7 +42,16 @@ def _platform_tenant_id() -> int:
 
 
 def authority_for_user(*, user, tenant_slug: str | None) -> Authority:
-    """A session user's authority in the tenant named by the URL, or in their only tenant."""
+    """A session user's authority in the tenant named by the URL, or in their only tenant. Inside a request it
+    also becomes the request's database scope (groundwork/rls.py)."""
+    # Which tenants the user belongs to is asked before any tenant is known: the one cross-tenant read here.
+    with system_scope("authentication"):
+        authority = _authority_for_user(user=user, tenant_slug=tenant_slug)
+    request_scope_bind(authority)
+    return authority
+
+
+def _authority_for_user(*, user, tenant_slug: str | None) -> Authority:
     if user is None or not user.is_authenticated or not user.is_active:
         raise AuthorityDenied("not signed in")
     memberships = Membership.objects.select_related("tenant").filter(user=user)
@@ -66,6 +76,13 @@ def authority_for_user(*, user, tenant_slug: str | None) -> Authority:
     )
 
 
+def memberships_of_user(user) -> list[Membership]:
+    """Every tenant the signed-in user belongs to (tenant picker, navigation): asked across tenants, so in its
+    own named system scope."""
+    with system_scope("authentication:memberships"):
+        return list(Membership.objects.select_related("tenant").filter(user=user).order_by("tenant__name"))
+
+
 def api_key_lookup(raw_key: str) -> ApiKey | None:
     if not raw_key.startswith(KEY_PREFIX):
         return None
@@ -80,7 +97,16 @@ def api_key_lookup(raw_key: str) -> ApiKey | None:
 
 def authority_for_api_key(*, raw_key: str, tenant_slug: str | None) -> tuple[Authority, ApiKey]:
     """The authority a key carries right now. Delegated keys re-read the owner's live state on every
-    call: removing the owner from a group, or deactivating them, takes effect at once."""
+    call: removing the owner from a group, or deactivating them, takes effect at once. Inside a request it
+    also becomes the request's database scope (groundwork/rls.py)."""
+    # The key names its tenant: looking it up is the one read before any tenant is known.
+    with system_scope("authentication"):
+        authority, key = _authority_for_api_key(raw_key=raw_key, tenant_slug=tenant_slug)
+    request_scope_bind(authority)
+    return authority, key
+
+
+def _authority_for_api_key(*, raw_key: str, tenant_slug: str | None) -> tuple[Authority, ApiKey]:
     key = api_key_lookup(raw_key)
     if key is None:
         raise AuthorityDenied("invalid API key")
@@ -128,7 +154,8 @@ def authority_for_service(*, tenant: Tenant, service_name: str, role: str = "mem
     from .models import Principal
     from .services import principal_ensure
 
-    principal = principal_ensure(tenant=tenant, kind=Principal.Kind.SERVICE, raw=service_name)
+    with system_scope("authentication"):  # the job's principal may be created in its tenant here
+        principal = principal_ensure(tenant=tenant, kind=Principal.Kind.SERVICE, raw=service_name)
     return Authority(
         tenant_id=tenant.pk,
         tenant_slug=tenant.slug,

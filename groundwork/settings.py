@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from .connection_budget import connection_budget
 from .dburl import database_config
 from .env import env_bool, env_float, env_int, env_list, env_str
 
@@ -52,7 +53,16 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
+    "groundwork.middleware.DatabaseScopeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads the query string: too many parameters is a 400, not a 500 on the second read.
+    "groundwork.middleware.QueryStringLimitMiddleware",
+    # Static files (CSS, JS, the offline API docs) from the app server itself, so the production server is a
+    # whole product without a front proxy; a proxy or CDN in front may still cache them.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # A view's connection-level database failure becomes a 503 with Retry-After (groundwork/database_unavailable.py).
+    "groundwork.database_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -97,8 +107,33 @@ if EMBEDDED_DATABASE:
     from .embedded_db import embedded_database_url
 
     DATABASE_URL = embedded_database_url(VAR_DIR)
-DATABASES = {"default": database_config(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
+# Bounded connections. DATABASE_POOL (on under the production server: groundwork/gunicorn_config.py) gives each
+# process one psycopg pool of DATABASE_POOL_MAX_SIZE connections shared by its request and retrieval threads.
+# The budget every process adds up to must fit the server (groundwork/connection_budget.py checks it at start):
+#   WEB_CONCURRENCY × DATABASE_POOL_MAX_SIZE + CELERY_WORKER_CONCURRENCY × 2 + DATABASE_CONNECTION_RESERVE
+#     ≤ max_connections, with DATABASE_POOL_MAX_SIZE = WEB_THREADS + RETRIEVAL_PARALLEL_WORKERS by default.
+# A request that finds no free connection within DATABASE_POOL_TIMEOUT s gets a 503 with Retry-After
+# (groundwork/database_unavailable.py). Without the pool (runserver, manage.py, Celery) each thread keeps its
+# connection for DATABASE_CONN_MAX_AGE s.
+DATABASE_POOL = env_bool("DATABASE_POOL", False)
+CONNECTION_BUDGET = connection_budget()
+DATABASE_POOL_TIMEOUT = env_float("DATABASE_POOL_TIMEOUT", 5.0)
+DATABASE_RETRY_AFTER = env_int("DATABASE_RETRY_AFTER", 5, minimum=1)  # seconds, the 503's Retry-After
+_database = database_config(DATABASE_URL, conn_max_age=0 if DATABASE_POOL else env_int("DATABASE_CONN_MAX_AGE", 60))
+# An unreachable host must fail a connection attempt in seconds, not after the kernel's TCP timeout.
+_database["OPTIONS"].setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
+if DATABASE_POOL:
+    # min_size 1: an idle worker keeps one warm connection; the pool reconnects in the background after the
+    # database restarts, and checks each connection before lending it (CONN_HEALTH_CHECKS).
+    _database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": CONNECTION_BUDGET.pool_max_size,
+                                    "timeout": DATABASE_POOL_TIMEOUT}
+DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Row-level security (groundwork/rls.py): runtime connections SET ROLE to DATABASE_APP_ROLE (created by migrate;
+# owns no table, no BYPASSRLS) and every tenant-scoped table admits only the rows of the tenants the caller's
+# transaction names. Off: connections keep the login role and migrate removes the policies.
+GROUNDWORK_RLS = env_bool("GROUNDWORK_RLS", True)
+DATABASE_APP_ROLE = env_str("DATABASE_APP_ROLE", "groundwork_app")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -112,6 +147,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Serve from the apps' static folders as well as STATIC_ROOT: a server started without `collectstatic` (tests,
+# a quick `gunicorn` by hand) still has its stylesheet. The files are few and small, read once at start.
+WHITENOISE_USE_FINDERS = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 CSRF_FAILURE_VIEW = "groundwork.pages.csrf_failure"
@@ -184,6 +222,8 @@ CELERY_BEAT_SCHEDULE = {
 # The queue tasks go to when none is named (follow-up tasks too): lets a test or a second deployment on one
 # Redis keep its own workers.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+# Worker processes per `make worker`; counted in the connection budget above.
+CELERY_WORKER_CONCURRENCY = CONNECTION_BUDGET.celery_processes
 
 # --- API -------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -191,8 +231,8 @@ REST_FRAMEWORK = {
         "groundwork.authentication.ApiKeyAuthentication",
         "groundwork.authentication.SessionAuthorityAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["groundwork.permissions.HasAuthority"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PERMISSION_CLASSES": ["groundwork.permissions.CallerHasRole"],
+    "DEFAULT_SCHEMA_CLASS": "groundwork.schema.GroundworkAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
@@ -211,6 +251,9 @@ SPECTACULAR_SETTINGS = {
         "name one with the `/t/<tenant>/` URL prefix."
     ),
     "VERSION": "1.0.0",
+    # 3.1: schema objects are JSON Schema, so the answer stream can say its events' data is JSON of a given shape
+    # (contentMediaType / contentSchema), and nullable fields are plain `type: [..., "null"]`.
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Served from drf-spectacular-sidecar's static files: the docs need no CDN.

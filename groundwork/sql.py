@@ -52,3 +52,74 @@ def service_principal_ids(*, principal_id: int) -> frozenset[int]:
     with connection.cursor() as cursor:
         cursor.execute(SERVICE_PRINCIPALS, {"principal_id": principal_id})
         return frozenset(row[0] for row in cursor.fetchall())
+
+
+# --- Row-level security (groundwork/rls.py) ----------------------------------------------------------------
+# The three transaction-local settings the policies read, in one round trip (set_config(..., true) is SET LOCAL).
+SCOPE_APPLY = sql.SQL(
+    "SELECT set_config('groundwork.tenant_ids', %(read)s, true), "
+    "set_config('groundwork.write_tenant_ids', %(write)s, true), "
+    "set_config('groundwork.system_scope', %(system)s, true)"
+)
+
+# A policy predicate: the row's tenant is in the list setting, or the transaction runs in a system scope. An
+# unset setting reads as NULL or '' (after a transaction that set it): both admit nothing.
+_ADMITS = (
+    "{column} = ANY (string_to_array(nullif(current_setting({setting}, true), ''), ',')::bigint[]) "
+    "OR coalesce(current_setting('groundwork.system_scope', true), '') <> ''"
+)
+POLICY_PREFIX = "groundwork_tenant_"
+
+
+def _admits(column: str, setting: str) -> sql.Composed:
+    return sql.SQL(_ADMITS).format(column=sql.Identifier(column), setting=sql.Literal(setting))
+
+
+def table_policies_sql(*, table: str, column: str) -> list[sql.Composed]:
+    """ENABLE + FORCE (so the owner is bound too, were it ever the runtime role) and one policy per command:
+    reads admit the caller's tenant and the platform corpus, writes only the caller's own tenant."""
+    name, reads, writes = sql.Identifier(table), _admits(column, "groundwork.tenant_ids"), _admits(
+        column, "groundwork.write_tenant_ids")
+    statements = [
+        sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name),
+        sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name),
+    ]
+    for command, clause in (("SELECT", sql.SQL("USING ({})").format(reads)),
+                            ("INSERT", sql.SQL("WITH CHECK ({})").format(writes)),
+                            ("UPDATE", sql.SQL("USING ({0}) WITH CHECK ({0})").format(writes)),
+                            ("DELETE", sql.SQL("USING ({})").format(writes))):
+        policy = sql.Identifier(POLICY_PREFIX + command.lower())
+        statements.append(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(policy, name))
+        statements.append(sql.SQL("CREATE POLICY {} ON {} FOR {} {}").format(policy, name, sql.SQL(command), clause))
+    return statements
+
+
+def table_policies_drop_sql(*, table: str) -> list[sql.Composed]:
+    name = sql.Identifier(table)
+    statements = [sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(sql.Identifier(POLICY_PREFIX + command), name)
+                  for command in ("select", "insert", "update", "delete")]
+    statements.append(sql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(name))
+    statements.append(sql.SQL("ALTER TABLE {} DISABLE ROW LEVEL SECURITY").format(name))
+    return statements
+
+
+# Under row-level security the planner uses an index for a query's own condition only when its operator is
+# LEAKPROOF (else the condition could see rows before the policy filters them); full-text match is not
+# marked so, which turned every lexical search into a sequential scan of the chunks. It reveals nothing about
+# a row but whether it matches (no data-dependent errors). Marking a catalog function needs a superuser (the
+# embedded server's login role); elsewhere it is skipped with a warning. pg_proc is per database.
+FULLTEXT_LEAKPROOF = sql.SQL(
+    "DO $$ BEGIN ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) LEAKPROOF; "
+    "EXCEPTION WHEN insufficient_privilege THEN RAISE WARNING 'full-text match is not LEAKPROOF: lexical search "
+    "under row-level security cannot use the GIN index (needs a superuser)'; END $$"
+)
+
+# Tables that carry our policies (whatever the models say now), for undoing them.
+POLICED_TABLES = sql.SQL(
+    "SELECT DISTINCT tablename FROM pg_policies WHERE schemaname = current_schema() AND policyname LIKE %(prefix)s"
+)
+
+
+def tenant_column_read_sql(*, table: str, column: str) -> sql.Composed:
+    """Every row's tenant, with no tenant filter: what a query that forgot its filter would see (the RLS probe)."""
+    return sql.SQL("SELECT {} FROM {}").format(sql.Identifier(column), sql.Identifier(table))

@@ -44,4 +44,7 @@ def healthz(request):
         except Exception as exc:
             components[name] = {"ok": False, "error": type(exc).__name__}
     ok = all(component.get("ok") for component in components.values())
-    return JsonResponse({"status": "ok" if ok else "degraded", **components}, status=200 if ok else 503)
+    response = JsonResponse({"status": "ok" if ok else "degraded", **components}, status=200 if ok else 503)
+    if not components["database"]["ok"]:
+        response["Retry-After"] = str(settings.DATABASE_RETRY_AFTER)
+    return response

@@ -12,7 +12,7 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from groundwork.api import AuthorityAPIView
-from groundwork.permissions import IsTenantAdmin
+from groundwork.permissions import change_target, role_required
 
 from . import selectors, services, uploads
 from .files import FileRefused, file_kind, file_parse
@@ -70,15 +70,13 @@ class SourceListApi(AuthorityAPIView):
         sources = selectors.sources_list(self.authority).prefetch_related("default_acl")
         return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
 
+    @role_required("admin")
     @extend_schema(summary="Create a source (admin)",
-                   description=("Adds a source (wiki, tickets, chat, upload, folder, ...) to the caller's tenant. "
-                                "Tenant admins only; anyone else gets 404, as if the endpoint did not exist."),
+                   description=("Adds a source (wiki, tickets, chat, upload, folder, ...) to the caller's tenant."),
                    request=SourceCreateSerializer, responses={201: SourceSerializer},
                    examples=[OpenApiExample("wiki", value={"kind": "wiki", "name": "Team wiki",
                                                            "base_url": "https://wiki.example.com/"})])
     def post(self, request, **kwargs):
-        if not self.authority.is_admin:
-            raise NotFound()
         data = _valid(SourceCreateSerializer, request.data)
         source = services.source_create(authority=self.authority, **data)
         return Response(SourceSerializer(source, context={"authority": self.authority}).data, status=201)
@@ -93,24 +91,29 @@ class SourceDetailApi(AuthorityAPIView):
         source = selectors.source_get(self.authority, source_id) or _not_found()
         return Response(SourceSerializer(source, context={"authority": self.authority}).data)
 
+    @role_required("admin")
     @extend_schema(summary="Change a source (admin)",
                    description=("Renames a source or changes its kind or base URL; only the fields sent change. "
                                 "Tenant admins only, and only their own tenant's sources (never the platform corpus)."),
                    request=SourceUpdateSerializer, responses=SourceSerializer)
     def patch(self, request, source_id: int, **kwargs):
-        source = selectors.source_writable(self.authority, source_id) or _not_found()
+        source = self._writable(source_id)
         data = _valid(SourceUpdateSerializer, request.data)
         source = services.source_update(authority=self.authority, source=source, **data)
         return Response(SourceSerializer(source, context={"authority": self.authority}).data)
 
+    @role_required("admin")
     @extend_schema(summary="Delete a source and its documents (admin)",
                    description=("Removes the source together with every document and chunk in it, and whatever was "
                                 "derived from those documents. Cannot be undone."),
                    responses={204: None})
     def delete(self, request, source_id: int, **kwargs):
-        source = selectors.source_writable(self.authority, source_id) or _not_found()
+        source = self._writable(source_id)
         services.source_delete(authority=self.authority, source=source)
         return Response(status=204)
+
+    def _writable(self, source_id: int) -> Source:
+        return source_writable_or_refuse(self.authority, source_id)
 
 
 class DocumentOutput(serializers.Serializer):
@@ -211,6 +214,12 @@ def _not_found():
     raise NotFound()
 
 
+def source_writable_or_refuse(authority, source_id: int) -> Source:
+    return change_target(selectors.source_writable(authority, source_id),
+                         readable=lambda: selectors.source_get(authority, source_id) is not None,
+                         refusal="Sources of the platform corpus are read-only to tenants.")
+
+
 def _document_input(data: dict) -> services.DocumentInput:
     return services.DocumentInput(
         external_id=data["external_id"], title=data["title"], body=data["text"], format=data["format"],
@@ -233,6 +242,7 @@ _SUFFIX_FOR_FORMAT = {"text": "txt", "markdown": "md", "html": "html"}
 
 class DocumentListApi(AuthorityAPIView):
     parser_classes = [JSONParser, MultiPartParser, FormParser]
+    pagination_class = LimitOffsetPagination
 
     @extend_schema(
         summary="List readable documents",
@@ -240,8 +250,7 @@ class DocumentListApi(AuthorityAPIView):
                      "`offset`): the tenant's workspace documents, restricted ones whose ACL names one of the "
                      "caller's principals, and the platform corpus. `source` narrows to one source, `q` "
                      "matches text in the title or external id. Only admins see each document's ACL."),
-        parameters=[OpenApiParameter("source", int), OpenApiParameter("q", str),
-                    OpenApiParameter("limit", int), OpenApiParameter("offset", int)],
+        parameters=[OpenApiParameter("source", int), OpenApiParameter("q", str)],
         responses=DocumentOutput(many=True),
     )
     def get(self, request, **kwargs):
@@ -250,12 +259,13 @@ class DocumentListApi(AuthorityAPIView):
         except ValueError as exc:
             raise ValidationError({"source": "must be an integer"}) from exc
         qs = selectors.documents_list(self.authority, source_id=source_id, query=request.query_params.get("q"))
-        paginator = LimitOffsetPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(
             DocumentOutput(page, many=True, context={"authority": self.authority}).data
         )
 
+    @role_required("admin")
     @extend_schema(
         summary="Create or replace a document (admin)",
         description=("JSON body, or multipart with `file` (text, Markdown, HTML, PDF, DOCX, PPTX, XLSX, CSV, EML "
@@ -272,8 +282,6 @@ class DocumentListApi(AuthorityAPIView):
         })],
     )
     def post(self, request, **kwargs):
-        if not self.authority.is_admin:
-            raise NotFound()
         if "file" in request.FILES:
             item, source_id = self._from_upload(request)
         else:
@@ -332,6 +340,7 @@ class DocumentDetailApi(AuthorityAPIView):
         payload = DocumentOutput(document, context={"authority": self.authority}).data
         return Response({**payload, "text": text})
 
+    @role_required("admin")
     @extend_schema(summary="Change a document: ACL, visibility, attributes or content (admin)",
                    description=("Sending only `visibility` and/or `acl` re-shares the document without re-chunking; "
                                 "sending content fields (title, text, format, record_url, metadata, expires_at) "
@@ -339,7 +348,7 @@ class DocumentDetailApi(AuthorityAPIView):
                                 "is just `{id, status: updated}`."),
                    request=DocumentPatchSerializer, responses=DocumentOutput)
     def patch(self, request, document_id: int, **kwargs):
-        document = selectors.document_writable(self.authority, document_id) or _not_found()
+        document = self._writable(document_id)
         data = _valid(DocumentPatchSerializer, request.data)
         content_keys = {"title", "text", "format", "record_url", "metadata", "expires_at"}
         if content_keys & data.keys():
@@ -373,15 +382,21 @@ class DocumentDetailApi(AuthorityAPIView):
                 "acl": tuple(data["acl"]) if "acl" in data else tuple(
                     f"{p.kind}:{p.key}" for p in document.acl_principals.all())}
 
+    @role_required("admin")
     @extend_schema(summary="Delete a document, its chunks and what was derived from it (admin)",
                    description=("Removes the document and its chunks; in the same transaction the layers built "
                                 "on it drop what they derived from it (findings evidence, cached answers). "
                                 "Tenant admins only."),
                    responses={204: None})
     def delete(self, request, document_id: int, **kwargs):
-        document = selectors.document_writable(self.authority, document_id) or _not_found()
+        document = self._writable(document_id)
         services.document_delete(authority=self.authority, document=document)
         return Response(status=204)
+
+    def _writable(self, document_id: int):
+        return change_target(selectors.document_writable(self.authority, document_id),
+                             readable=lambda: selectors.document_get(self.authority, document_id) is not None,
+                             refusal="Records of the platform corpus are read-only to tenants.")
 
 
 class ChunkOutput(serializers.Serializer):
@@ -425,8 +440,7 @@ class ImportResultSerializer(serializers.Serializer):
 
 
 class SourceImportApi(AuthorityAPIView):
-    permission_classes = [IsTenantAdmin]
-
+    @role_required("admin")
     @extend_schema(
         summary="Bulk import JSON records into a source (admin)",
         description=("Each record has the fields of a document (without `source`: it is the one in the URL). "
@@ -435,7 +449,7 @@ class SourceImportApi(AuthorityAPIView):
         request=ImportSerializer, responses={200: ImportResultSerializer},
     )
     def post(self, request, source_id: int, **kwargs):
-        source = selectors.source_writable(self.authority, source_id) or _not_found()
+        source = source_writable_or_refuse(self.authority, source_id)
         records = request.data.get("records") if isinstance(request.data, dict) else None
         if not isinstance(records, list) or not records:
             raise ValidationError({"records": "give a non-empty list of records"})
@@ -508,7 +522,9 @@ class SourceUploadApi(AuthorityAPIView):
         responses={202: UploadBatchOutput},
     )
     def post(self, request, source_id: int, **kwargs):
-        source = uploads.source_for_upload(self.authority, source_id) or _not_found()
+        source = change_target(uploads.source_for_upload(self.authority, source_id),
+                               readable=lambda: selectors.source_get(self.authority, source_id) is not None,
+                               refusal="Sources of the platform corpus take no uploads.")
         if not services.source_upload_allowed(self.authority, source):
             raise PermissionDenied("this source does not take uploads from members; ask a tenant admin")
         files = request.FILES.getlist("files") or request.FILES.getlist("file")

@@ -30,6 +30,18 @@ def _inline_tasks():
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _tests_system_scope():
+    # Row-level security (groundwork/rls.py): test code seeds and inspects every tenant's rows directly, like a
+    # management command, in the named system scope `tests` (threads a test starts inherit it). Requests
+    # through the test client or a live server start with no scope and bind the caller's, as in production.
+    from groundwork.rls import process_default_scope_set
+
+    process_default_scope_set("tests")
+    yield
+    process_default_scope_set(None)
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _channel_workers_closed(django_db_setup):
     # Searches outside a transaction run the vector channel on a worker thread with its own connection;
     # close those before the test database is dropped (set up after it, so torn down before it).

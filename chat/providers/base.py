@@ -58,6 +58,9 @@ class AnswerProvider(Protocol):
 
     def answer(self, request: AnswerRequest) -> Iterator[ProviderEvent]: ...
 
+    # Optional `reads_history: bool` (default True): False for a provider that never looks at
+    # `AnswerRequest.history`, so its answers are not tied to the records behind earlier answers.
+
 
 def stream_text(text: str) -> Iterator[Delta]:
     """A ready-made text as word-sized deltas, so it streams like a model's output."""

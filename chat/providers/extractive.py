@@ -32,6 +32,7 @@ RELATIVE_SENTENCE_FLOOR = 0.9
 
 class ExtractiveProvider:
     cache_id = "extractive"
+    reads_history = False  # answers each question from its own search alone
 
     def answer(self, request: AnswerRequest) -> Iterator[ProviderEvent]:
         if not request.has_corpus:

@@ -60,6 +60,7 @@ from django.utils import timezone
 from psycopg import sql
 
 from groundwork.models import Principal, Tenant
+from groundwork.rls import owner_session
 
 from ..models import EmbeddingSpace
 from ..retrieval.lexical import corpus_stats
@@ -196,7 +197,8 @@ def hnsw_dropped(*, rebuild: bool = True):
     them afterwards (also when the write fails): one parallel build is far faster than inserting row by
     row into the graph."""
     definitions = []
-    with connection.cursor() as cursor:
+    # Indexes are the owner's: the application role of row-level security (groundwork/rls.py) owns none.
+    with owner_session(), connection.cursor() as cursor:
         for name in VECTOR_INDEXES:
             cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [name])
             row = cursor.fetchone()
@@ -207,7 +209,7 @@ def hnsw_dropped(*, rebuild: bool = True):
         yield
     finally:
         if definitions and rebuild:
-            with connection.cursor() as cursor:
+            with owner_session(), connection.cursor() as cursor:
                 cursor.execute("SET maintenance_work_mem = '2GB'")
                 cursor.execute("SET max_parallel_maintenance_workers = 1")  # two cores: leader + one worker
                 for definition in definitions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -62,7 +63,12 @@ class UnavailableOutput(serializers.Serializer):
 
 
 def unavailable_response(exc: RetrievalUnavailable) -> Response:
-    return Response({"detail": "Retrieval is unavailable; nothing was searched.", "cause": exc.cause}, status=503)
+    response = Response({"detail": "Retrieval is unavailable; nothing was searched.", "cause": exc.cause},
+                        status=503)
+    # A connection-level failure is transient (the database busy or restarting): say when to retry.
+    if exc.cause == "database_error" and exc.detail in ("OperationalError", "InterfaceError"):
+        response["Retry-After"] = str(settings.DATABASE_RETRY_AFTER)
+    return response
 
 
 class SearchApi(AuthorityAPIView):

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
+from groundwork.rls import system_scope
+
 from .sql import CHUNK_STATS, LEXEME_DF, LEXEME_STATS, LEXICAL, QUERY_LEXEMES, SCOPE_STATS, compose
 
 _LEXEME_SAFE = re.compile(r"^[\w.\-']+$")
@@ -39,7 +41,9 @@ def corpus_stats(*, refresh: bool = False) -> dict:
     with _stats_lock:
         if not refresh and _stats and time.monotonic() - _stats["at"] < STATS_TTL_S:
             return _stats
-        with connection.cursor() as cursor:
+        # Corpus-wide statistics, cached for every caller (as they always were): read across tenants in
+        # a named system scope of row-level security (groundwork/rls.py).
+        with system_scope("retrieval:corpus-statistics"), connection.cursor() as cursor:
             cursor.execute(LEXEME_STATS)
             row = cursor.fetchone()
             cursor.execute(CHUNK_STATS)

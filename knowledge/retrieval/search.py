@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from groundwork.authority import Authority
+from groundwork.rls import in_current_scope
 
 from ..access import chunk_access_params
 from .fusion import Fused, rrf_fuse
@@ -83,7 +84,8 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
                    "filter_params": filter_params, "limit": depth, "route": vector_route}
         pending: Future | None = None
         if vector is not None and "lexical" in channels and _parallel_ok():
-            pending = _executor().submit(_in_worker, vector_search, **channel)
+            # The worker thread runs under this request's database scope (groundwork/rls.py).
+            pending = _executor().submit(in_current_scope(_in_worker), vector_search, **channel)
         lexical = []
         try:
             if "lexical" in channels:
@@ -127,12 +129,18 @@ def _executor() -> ThreadPoolExecutor:
 
 def _in_worker(function, **kwargs):
     """Run a channel on the worker thread's own connection, which stays open between searches (that is
-    the point: no connection set-up per search); one the server dropped is replaced first."""
+    the point: no connection set-up per search); one the server dropped is replaced first. With a
+    connection pool (DATABASE_POOL) the connection goes back to the pool afterwards instead: the
+    request threads and these share one bounded pool, and borrowing from it costs no set-up either."""
     from django.db import connections
 
     worker = connections["default"]
     worker.close_if_unusable_or_obsolete()
-    return function(**kwargs)
+    try:
+        return function(**kwargs)
+    finally:
+        if worker.pool is not None:
+            worker.close()
 
 
 def channel_workers_close() -> None:

@@ -109,14 +109,9 @@ QUERY_LEXEMES = sql.SQL(
 )
 
 # pg_stats keeps the most common lexemes of the tsvector column with their frequencies (ANALYZE
-# gathers them); the last three numbers of most_common_elem_freqs are min, max and null frequency.
-LEXEME_STATS = sql.SQL(
-    """
-    SELECT most_common_elems::text::text[], most_common_elem_freqs
-      FROM pg_stats
-     WHERE schemaname = current_schema() AND tablename = 'knowledge_chunk' AND attname = 'search'
-    """
-)
+# gathers them); the last three numbers of most_common_elem_freqs are min, max and null frequency. Read
+# through the platform's owner function: pg_stats hides them from a role row-level security applies to.
+LEXEME_STATS = sql.SQL("SELECT elems, freqs FROM groundwork_column_common_elems('knowledge_chunk', 'search')")
 
 # Document frequency of each query lexeme among the chunks the caller may read, counted exactly up to
 # a cap through the GIN index: exact where it matters (rare terms) and bounded where it does not.

@@ -42,3 +42,24 @@ def ask_json(client, question: str, **extra):
 @pytest.fixture
 def no_cache(settings):
     settings.ANSWER_CACHE_ENABLED = False
+
+
+@pytest.fixture
+def schema_world(world, settings):
+    """acme and globex seeded with one of everything a path id can name, and API keys of acme's admin and member
+    (chat.security_probes.schema)."""
+    import importlib
+
+    from django.apps import apps as django_apps
+    from django.contrib.auth import get_user_model
+
+    from chat.security_probes.schema import schema_world_seed
+    from groundwork.services import membership_set
+
+    # A transactional test elsewhere may have flushed the migration's ontology rows; findings need them.
+    importlib.import_module("findings.migrations.0002_ontology").seed_relations(django_apps, None)
+    settings.ALLOWED_HOSTS = ["localhost", "testserver"]  # the WSGI client of schemathesis is `localhost`
+    globex_member = get_user_model().objects.create_user(username="globex-member", password=None)
+    membership_set(user=globex_member, tenant=world.globex, role="member")
+    return schema_world_seed(tenant_a=world.acme, admin_a=world.admin, member_a=world.member,
+                             tenant_b=world.globex, admin_b=world.outsider, member_b=globex_member)

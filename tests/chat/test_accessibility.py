@@ -15,6 +15,7 @@ import pytest
 
 from tests.a11y import axe_violations
 from tests.browser import browser_login, requires_browser
+from tests.findings.conftest import relations  # noqa: F401 (fixture: a transactional test may have flushed them)
 
 pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(transaction=True)]
 
@@ -99,7 +100,8 @@ def _chat_with_answer(browser, live_server):
         cites[0].click()
 
 
-def test_every_page_has_no_serious_or_critical_axe_violation(world, corpus, live_server, browser, settings):
+def test_every_page_has_no_serious_or_critical_axe_violation(world, corpus, relations, live_server, browser,  # noqa: F811
+                                                             settings):
     settings.ANSWER_CACHE_ENABLED = False
     seeded = _seed(world, corpus)
     pages = _pages(seeded)

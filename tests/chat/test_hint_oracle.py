@@ -4,31 +4,19 @@ import random
 
 import pytest
 
+from chat.security_probes.hint_oracle import guess_questions, guesses
 from knowledge.embedding import chunks_embed
 from knowledge.retrieval.hints import hidden_relevant
 from tests.chat.conftest import ask_json, ingest
 
 pytestmark = pytest.mark.django_db
 
-SYLLABLES = ("zor", "vath", "quel", "mira", "dosk", "brin", "tal", "ekko", "fen", "wyr", "gax", "lum", "pry", "soth")
-
-
-def _guesses(rng: random.Random, n: int) -> tuple[list[str], list[str]]:
-    """n code names and n dollar figures, none a word of any vocabulary."""
-    names: set[str] = set()
-    while len(names) < n:
-        names.add("".join(rng.choice(SYLLABLES) for _ in range(3)))
-    figures: set[str] = set()
-    while len(figures) < n:
-        figures.add(f"${rng.randrange(100, 999)},{rng.randrange(0, 999):03d}")
-    return sorted(names), sorted(figures)
-
 
 @pytest.fixture
 def secrets(world, corpus):
     """Restricted (HR-only) records full of rare words and figures; as many more of each that exist nowhere."""
     rng = random.Random(11)
-    names, figures = _guesses(rng, 40)
+    names, figures = guesses(rng, 40)
     inside, outside = (names[:20], figures[:20]), (names[20:], figures[20:])
     for i, (name, figure) in enumerate(zip(*inside, strict=True)):
         ingest(world, corpus.acme_wiki, external_id=f"secret-{i}", title=f"Project {name.upper()}",
@@ -38,17 +26,10 @@ def secrets(world, corpus):
     return inside, outside
 
 
-def _probes(names: list[str], figures: list[str]) -> list[str]:
-    out = []
-    for guess in [*names, *(n.upper() for n in names), *figures]:
-        out += [guess, f"{guess}?", f"what about {guess}?", f"What about {guess}?"]
-    return out
-
-
 def test_guessed_words_and_figures_get_the_same_hint_rate(world, secrets):
     member = world.authority(world.member)
     (in_names, in_figures), (out_names, out_figures) = secrets
-    present, absent = _probes(in_names, in_figures), _probes(out_names, out_figures)
+    present, absent = guess_questions(in_names, in_figures), guess_questions(out_names, out_figures)
     assert len(present) == len(absent) == 240
     rate_present = sum(bool(hidden_relevant(member, q, k=8)) for q in present) / len(present)
     rate_absent = sum(bool(hidden_relevant(member, q, k=8)) for q in absent) / len(absent)

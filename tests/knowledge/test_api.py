@@ -82,10 +82,11 @@ def test_admin_creates_json_document_and_tenant_comes_from_the_key(world, corpus
 
 def test_members_cannot_write_and_foreign_sources_are_refused(world, corpus):
     body = {"source": corpus.acme_wiki.pk, "external_id": "x", "title": "x", "text": "x"}
-    assert world.client(world.member).post("/api/v1/documents", body, format="json").status_code == 404
+    refused = world.client(world.member).post("/api/v1/documents", body, format="json")
+    assert refused.status_code == 403 and refused.json()["required_role"] == "admin"
     foreign = world.client(world.outsider, world.globex).post("/api/v1/documents", body, format="json")
     assert foreign.status_code == 400 and "no such source" in foreign.content.decode()
-    assert world.client(world.member).delete(f"/api/v1/documents/{corpus.acme_public.pk}").status_code == 404
+    assert world.client(world.member).delete(f"/api/v1/documents/{corpus.acme_public.pk}").status_code == 403
 
 
 @pytest.mark.parametrize("patch,message", [

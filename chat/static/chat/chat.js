@@ -196,6 +196,9 @@
     sourcesList(container, final.citations);
     container.dataset.outcome = final.outcome;
     container.dataset.mode = final.mode;
+    // Read back after the caller lost access to a cited record: the server sent only the notice.
+    container.classList.toggle("withdrawn", final.withdrawn === true);
+    if (final.withdrawn === true) container.dataset.withdrawn = "true";
     if (final.message_id) container.dataset.messageId = String(final.message_id);
     hintNote(container, final.hint, final.message_id);
     if (final.corpus === "empty") container.appendChild(element("p", "note", "Nothing is searchable for you yet."));

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0003_access_requests'),
+        ('chat', '0004_message_context_documents'),
     ]
 
     operations = [
