@@ -63,7 +63,8 @@ lint: venv
 # CELERY_WORKER_CONCURRENCY processes (default 2), counted in the database connection budget.
 worker: venv
 	@test -n "$$CELERY_BROKER_URL" || { echo "set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0)"; exit 2; }
-	$(BIN)/celery -A groundwork worker --loglevel=INFO
+	@mkdir -p var
+	$(BIN)/celery -A groundwork worker --beat --schedule var/celerybeat-schedule --loglevel=INFO
 
 bench: migrate
 	$(BIN)/python manage.py bench_all --out var/bench

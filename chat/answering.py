@@ -154,14 +154,16 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
         gap = part.gap
         if gap is not None and outcome != Outcome.ANSWERED:
             gap_event_record(authority, kind=gap[0], question=part.question, cause=gap[1])
+    lexical_only = any(g.lexical_only for g in done.groundings)
     message = answer_record(
         authority, conversation=conversation, question=question, answer=answer, outcome=outcome, mode=done.mode,
         corpus="tenant" if has_corpus else "empty", citations=citations, hint=hint, verify=bool(citations),
-        context_document_ids=history.document_ids,
+        lexical_only=lexical_only, context_document_ids=history.document_ids,
     )
-    # An answer that may restate earlier answers' records is not shared: the cache re-checks only citations.
+    # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
+    # restate earlier answers' records is not shared either (the cache re-checks only citations).
     if (key is not None and outcome == Outcome.ANSWERED and done.mode == Mode.GROUNDING and hint is None
-            and not done.error and not history.document_ids):
+            and not done.error and not lexical_only and not history.document_ids):
         answer_cache_put(authority, provider=provider.cache_id, key=key, question=question, answer=answer,
                          citations=citations)
     yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=removed, cached=False,
@@ -183,6 +185,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "sources": sources,
         "hint": message.hint,
         "verification": message.verification,
+        "lexical_only": message.lexical_only,
         "removed_labels": removed,
         "cached": cached,
         "withdrawn": False,  # just answered from what the caller reads now

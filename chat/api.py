@@ -83,6 +83,9 @@ class AnswerOutput(serializers.Serializer):
                              help_text="final event: every source under its final label, cited ones first")
     hint = HintOutput(allow_null=True)
     verification = serializers.DictField()
+    lexical_only = serializers.BooleanField(
+        help_text="retrieved by full text alone because the embedder failed or timed out: paraphrased evidence "
+                  "may have been missed")
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")
@@ -110,7 +113,8 @@ def message_payload(authority, message, *, withdrawn: bool) -> dict:
     for every message shown): a withdrawn answer keeps nothing of what it said or quoted — not the text, the
     fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
     base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
-            "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn}
+            "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn,
+            "lexical_only": message.lexical_only}
     if withdrawn:
         return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
                 "verification": {"status": "not_applicable"}}
@@ -220,6 +224,7 @@ class ConversationMessageOutput(serializers.Serializer):
     citations = CitationOutput(many=True, required=False)
     hint = HintOutput(allow_null=True, required=False)
     verification = serializers.DictField(required=False)
+    lexical_only = serializers.BooleanField(required=False)
     withdrawn = serializers.BooleanField(required=False, help_text="see the answer's `withdrawn`")
 
 

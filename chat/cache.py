@@ -73,17 +73,24 @@ def question_normalise(question: str) -> str:
 
 def question_key(question: str) -> QuestionKey:
     """The exact key, and the embedding for the similarity scope (computed here, outside any transaction)."""
-    from knowledge.embedders import EmbeddingError, embedder_get
+    from knowledge.embedders import (
+        EmbeddingError,
+        embedder_get,
+        query_embedding_failed,
+        query_embedding_suspended,
+    )
 
     text = question_normalise(question)
     digest = hashlib.sha256(text.encode()).hexdigest()
     embedder = embedder_get()
     vector, model = None, ""
-    if embedder is not None:
+    # While the embedder is failing, only exact repeats are looked up (and the search skips it too).
+    if embedder is not None and not query_embedding_suspended():
         try:
             vector, model = list(embedder.embed_query(text)), embedder.model_id
         except EmbeddingError as exc:
             logger.warning("question embedding for the answer cache failed: %s", exc)
+            query_embedding_failed()
     return QuestionKey(text=text, digest=digest, embedding=vector, embedding_model=model)
 
 

@@ -20,7 +20,13 @@ from chat.sql import word_lexemes
 from chat.terms import content_words, key_terms, stem
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
-from knowledge.retrieval import Hit, RetrievalUnavailable, hybrid_search
+from knowledge.retrieval import (
+    SEMANTIC_FAILURES,
+    Hit,
+    RetrievalUnavailable,
+    hybrid_search,
+    semantic_failure_cause,
+)
 from knowledge.retrieval.hints import HiddenRecord, hidden_relevant, hidden_relevant_document_ids
 from knowledge.retrieval.lexical import corpus_stats, idf_for, query_lexemes
 
@@ -71,6 +77,8 @@ class PartResult:
     hidden: list[HiddenRecord] = field(default_factory=list)
     unavailable: str | None = None  # RetrievalUnavailable.cause
     retried_with: str | None = None
+    # The vector channel of its search ("off": none ran); a failing embedder leaves the search to full text.
+    semantic: str = "off"
 
     @property
     def answerable(self) -> bool:
@@ -84,6 +92,10 @@ class PartResult:
             return GapKind.RETRIEVAL_FAILED, self.unavailable
         if self.answerable or self.hidden:
             return None
+        failure = semantic_failure_cause(self.semantic)
+        if failure:
+            # Full text alone found nothing: with the embedder down, that says little about the knowledge.
+            return GapKind.RETRIEVAL_FAILED, failure
         decision = self.decision
         kind = decision.gap_kind if decision and decision.gap_kind else GapKind.KNOWLEDGE_MISSING
         return kind, decision.reason if decision else "no_evidence"
@@ -119,6 +131,11 @@ class Grounding:
     def unavailable(self) -> bool:
         return any(part.unavailable for part in self.parts)
 
+    @property
+    def lexical_only(self) -> bool:
+        """Some part was searched by full text alone because the configured embedder failed."""
+        return any(part.semantic in SEMANTIC_FAILURES for part in self.parts)
+
 
 def term_weights(question: str) -> dict[str, float]:
     """Corpus idf of each key term of `question` (its rarest Postgres lexeme), for the gate's coverage.
@@ -136,11 +153,11 @@ def term_weights(question: str) -> dict[str, float]:
     return weights
 
 
-def _search(authority: Authority, query: str, k: int) -> tuple[list[Evidence], bool]:
-    """Evidence for `query` and whether the semantic channel took part. Raises RetrievalUnavailable when a
-    configured embedder fails: then "nothing found" could be an artefact of the failure, so we say so."""
+def _search(authority: Authority, query: str, k: int) -> tuple[list[Evidence], str]:
+    """Evidence for `query` and the state of the semantic channel ("ok" when it took part). A failing embedder
+    leaves the search to full text; with RETRIEVAL_REQUIRE_SEMANTIC it raises RetrievalUnavailable instead."""
     result = hybrid_search(authority, query, k=k, require_vector=True)
-    return [evidence_from_hit(h) for h in result.hits], result.semantic_active
+    return [evidence_from_hit(h) for h in result.hits], result.vector
 
 
 def identifiers_unknown(authority: Authority, question: str) -> list[str]:
@@ -169,13 +186,15 @@ def part_ground(authority: Authority, question: str, *, k: int | None = None) ->
                                          gap_kind=GapKind.KNOWLEDGE_MISSING)
             return part
         weights = term_weights(question)
-        evidence, semantic = _search(authority, question, k)
-        decision = gate_decide(question, evidence, vector_enabled=semantic, term_weights=weights)
+        evidence, part.semantic = _search(authority, question, k)
+        decision = gate_decide(question, evidence, vector_enabled=part.semantic == "ok", term_weights=weights)
         if decision.retry_worthwhile:
             retry = reformulate(question)
             if retry:
                 again, semantic_again = _search(authority, retry, k)
-                second = gate_decide(question, again, vector_enabled=semantic_again, term_weights=weights)
+                if semantic_again != "ok":
+                    part.semantic = semantic_again
+                second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights)
                 part.retried_with = retry
                 if second.answer or second.confidence > decision.confidence:
                     evidence, decision = again, second

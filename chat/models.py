@@ -67,6 +67,9 @@ class Message(models.Model):
     # The effective principal set the answer was produced under (see Authority.principal_hash).
     principal_hash = models.CharField(max_length=64, blank=True)
     verification = models.JSONField(default=dict, blank=True)
+    # Retrieved by full text alone because the embedder failed or timed out: the answer stands on its citations,
+    # but paraphrased evidence may have been missed.
+    lexical_only = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

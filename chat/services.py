@@ -36,7 +36,7 @@ def conversation_start(authority: Authority, *, title: str) -> Conversation:
 
 def answer_record(authority: Authority, *, conversation: Conversation, question: str, answer: str, outcome: str,
                   mode: str, corpus: str, citations: Sequence[dict], hint: dict | None, verify: bool,
-                  context_document_ids: Sequence[int] = ()) -> Message:
+                  lexical_only: bool = False, context_document_ids: Sequence[int] = ()) -> Message:
     """The question and its answer, atomically; the groundedness check is queued after commit.
     `context_document_ids`: the records behind the history the model was shown (see `conversation_history`)."""
     from chat.tasks import answer_verify_task
@@ -48,7 +48,8 @@ def answer_record(authority: Authority, *, conversation: Conversation, question:
         message = Message.objects.create(
             conversation=conversation, role=Message.Role.ASSISTANT, content=answer, outcome=outcome, mode=mode,
             corpus=corpus, citations=list(citations), hint=hint, principal_hash=authority.principal_hash,
-            verification=verification, context_document_ids=sorted(set(context_document_ids)),
+            verification=verification, lexical_only=lexical_only,
+            context_document_ids=sorted(set(context_document_ids)),
         )
         if verify:
             message_id = message.pk

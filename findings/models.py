@@ -244,8 +244,12 @@ class ProjectionQuality(models.Model):
     class Meta:
         db_table = "findings_projection_quality"
         ordering = ["-id"]
-        constraints = [models.CheckConstraint(condition=Q(accepted__lte=F("proposed")),
-                                              name="findings_quality_accepted_le_proposed")]
+        constraints = [
+            models.CheckConstraint(condition=Q(accepted__lte=F("proposed")),
+                                   name="findings_quality_accepted_le_proposed"),
+            # One audit per chunk and extractor: a re-delivered or forced extraction replaces it, never adds one.
+            models.UniqueConstraint(fields=["chunk", "extractor"], name="findings_quality_one_per_chunk"),
+        ]
 
     def __str__(self) -> str:
         return f"chunk {self.chunk_id}: {self.accepted}/{self.proposed}"

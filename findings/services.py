@@ -96,12 +96,15 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
     if extractor.name == "openai":
         usage_record(tenant_id=chunk.tenant_id, purpose="extraction", usage=getattr(extractor, "last_usage", {}))
     projection, facts = chunk_facts(chunk=chunk, extraction=extraction, ontology=ontology)
-    ProjectionQuality.objects.create(
-        chunk=chunk, tenant_id=chunk.tenant_id, extractor=extractor.name, proposed=projection.quality.proposed,
-        accepted=projection.quality.accepted, reasons=projection.quality.as_dict()["rejected"],
-    )
     written = claims_write(tenant_id=chunk.tenant_id, facts=facts, label=str(chunk.pk),
                            verdict_model=verdict_model_for(chunk.tenant_id)) if facts else None
+    # The audit row comes last: it marks the chunk done (document_extract_task skips audited chunks), so a worker
+    # killed before it leaves the chunk to be extracted again, and a repeat replaces it rather than adding one.
+    ProjectionQuality.objects.update_or_create(
+        chunk=chunk, extractor=extractor.name,
+        defaults={"tenant_id": chunk.tenant_id, "proposed": projection.quality.proposed,
+                  "accepted": projection.quality.accepted, "reasons": projection.quality.as_dict()["rejected"]},
+    )
     return ChunkExtractResult(chunk_id=chunk.pk, proposed=projection.quality.proposed,
                               accepted=projection.quality.accepted, written=written)
 
@@ -138,7 +141,8 @@ def documents_changed(changes: Sequence[DocumentChange]) -> None:
     - changed: the old chunks — and with them their evidence — are already gone; close orphaned claims, then
       extract the new chunks after commit;
     - created: extract after commit;
-    - access_changed: nothing; claim visibility is evaluated at read time from the evidence documents.
+    - access_changed: nothing; claim visibility is evaluated at read time from the evidence documents;
+    - resumed: extract after commit what was not extracted yet (document_extract_task skips audited chunks).
     """
     deleted = [c.document_id for c in changes if c.event == "deleted"]
     if deleted:
@@ -146,7 +150,7 @@ def documents_changed(changes: Sequence[DocumentChange]) -> None:
     touched = {c.tenant_id for c in changes if c.event in ("deleted", "changed")}
     if touched:
         sql.orphan_claims_close(sorted(touched))
-    to_extract = sorted({c.document_id for c in changes if c.event in ("created", "changed")})
+    to_extract = sorted({c.document_id for c in changes if c.event in ("created", "changed", "resumed")})
     if to_extract and settings.FINDINGS_EXTRACTOR != "none":
         from .tasks import document_extract_task
 

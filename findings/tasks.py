@@ -64,3 +64,20 @@ def chunk_extract_task(self, chunk_id: int) -> dict:
     written = result.written
     return {"chunk": chunk_id, "proposed": result.proposed, "accepted": result.accepted,
             "verdicts": written.verdicts if written else {}}
+
+
+@shared_task(acks_late=True, soft_time_limit=120, time_limit=150)
+def extraction_resume_task() -> int:
+    """Celery beat: queue again the extraction of recent chunks the configured extractor has not audited — their
+    task message was lost (see knowledge/resume.py). At most 1,000 chunks a sweep."""
+    from knowledge.resume import resume_range
+
+    if settings.FINDINGS_EXTRACTOR == "none":
+        return 0
+    oldest, newest = resume_range()
+    done = ProjectionQuality.objects.filter(chunk=OuterRef("pk"), extractor=settings.FINDINGS_EXTRACTOR)
+    ids = list(Chunk.objects.filter(document__ingested_at__gte=oldest, document__ingested_at__lt=newest)
+               .exclude(Exists(done)).order_by("pk").values_list("pk", flat=True)[:1000])
+    for chunk_id in ids:
+        chunk_extract_task.delay(chunk_id)
+    return len(ids)

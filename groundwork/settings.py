@@ -194,7 +194,34 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT * 2}
+# Crash safety (README "Worker crash safety"): with acks_late a task is acknowledged only after it ran. A pool
+# child killed mid-task is requeued at once (reject_on_worker_lost); a whole worker killed (SIGKILL, OOM, a lost
+# machine) leaves its messages unacknowledged in Redis, and a live worker's sweep hands them out again once they
+# are older than the visibility timeout. That timeout must exceed the longest task (default: twice the hard
+# limit), or a task still running is handed to a second worker; every task is idempotent, so that costs work,
+# not correctness. The sweep runs every CELERY_UNACKED_RESTORE_INTERVAL seconds (kombu's default would be 100).
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", CELERY_TASK_TIME_LIMIT * 2, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
+    "unacked_restore_throttle": 1,
+    # The sweep holds a Redis lock; a worker killed holding it blocks sweeps until the lock expires.
+    "unacked_mutex_expire": env_int("CELERY_UNACKED_MUTEX_EXPIRE", 300, minimum=1),
+}
+# Celery beat (`make worker` runs it; with several workers run `celery -A groundwork beat` once): a sweep
+# re-queues recent work whose task message was lost (knowledge/resume.py) — rows of the last WORK_RESUME_WINDOW_S
+# older than WORK_RESUME_AFTER_S that still lack their effect.
+WORK_RESUME_INTERVAL_S = env_int("WORK_RESUME_INTERVAL_S", 300, minimum=1)
+WORK_RESUME_AFTER_S = env_int("WORK_RESUME_AFTER_S", 900, minimum=0)
+WORK_RESUME_WINDOW_S = env_int("WORK_RESUME_WINDOW_S", 86400, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "knowledge-work-resume": {"task": "knowledge.tasks.work_resume_task", "schedule": WORK_RESUME_INTERVAL_S},
+    "findings-extraction-resume": {"task": "findings.tasks.extraction_resume_task",
+                                   "schedule": WORK_RESUME_INTERVAL_S},
+}
+# The queue tasks go to when none is named (follow-up tasks too): lets a test or a second deployment on one
+# Redis keep its own workers.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # Worker processes per `make worker`; counted in the connection budget above.
 CELERY_WORKER_CONCURRENCY = CONNECTION_BUDGET.celery_processes
 
@@ -311,6 +338,9 @@ if EMBEDDER == "openai" and not (EMBEDDING_URL and EMBEDDING_MODEL):
     raise ImproperlyConfigured("EMBEDDER=openai needs EMBEDDING_URL and EMBEDDING_MODEL")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64, minimum=1)  # texts per request / per ONNX run
 EMBEDDING_TIMEOUT = env_float("EMBEDDING_TIMEOUT", 30.0)
+# After a query embedding fails (error, timeout), questions search full text alone this long before trying the
+# embedder again; 0 tries it on every question.
+EMBEDDING_FAILURE_COOLDOWN_S = env_float("EMBEDDING_FAILURE_COOLDOWN_S", 30.0)
 EMBEDDING_QUERY_INSTRUCTION = env_str("EMBEDDING_QUERY_INSTRUCTION", "")  # e.g. "query: " for e5 models
 EMBEDDING_ONNX_THREADS = env_int("EMBEDDING_ONNX_THREADS", 0, minimum=0)  # 0: the core count, at most 4
 # The width of the vector columns. Unset: the embedder's own (384 for onnx; probed from the server for
@@ -352,7 +382,9 @@ GROUNDING_GREP_MAX_MATCHES = env_int("GROUNDING_GREP_MAX_MATCHES", 50, minimum=1
 GROUNDING_GREP_MAX_FILE_BYTES = env_int("GROUNDING_GREP_MAX_FILE_BYTES", 2 * 1024 * 1024, minimum=1024)
 GROUNDING_GREP_TIME_BUDGET_S = env_float("GROUNDING_GREP_TIME_BUDGET_S", 2.0)
 GROUNDING_MEMO_TTL_S = env_int("GROUNDING_MEMO_TTL_S", 24 * 3600, minimum=0)
-# True: a search without a working embedder is "retrieval unavailable" rather than full-text only.
+# False (default): when the embedder fails (or answers with a wrong-size or zero vector) searches and answers run
+# on full text alone and say so (`lexical_only`). True: they are "retrieval unavailable" (503 / outcome
+# unavailable) instead, also with no embedder configured.
 RETRIEVAL_REQUIRE_SEMANTIC = env_bool("RETRIEVAL_REQUIRE_SEMANTIC", False)
 RETRIEVAL_VECTOR_MIN_SIMILARITY = env_float("RETRIEVAL_VECTOR_MIN_SIMILARITY", 0.2)
 RETRIEVAL_HINT_MIN_SIMILARITY = env_float("RETRIEVAL_HINT_MIN_SIMILARITY", 0.45)

@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-DocumentEvent = Literal["created", "changed", "access_changed", "deleted"]
+# "resumed": a task that wrote the document ran again (a worker died after its commit, perhaps before the
+# after-commit work was queued). Nothing changed; a listener re-queues whatever it derives and still lacks.
+DocumentEvent = Literal["created", "changed", "access_changed", "deleted", "resumed"]
 
 
 @dataclass(frozen=True)

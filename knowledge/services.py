@@ -383,6 +383,23 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
     return sorted(results, key=lambda r: order[r.external_id])
 
 
+def documents_resume(*, document_ids: Sequence[int]) -> None:
+    """Queue again what follows a document write, for documents an earlier run of a re-delivered task wrote:
+    a worker killed between that commit and its after-commit queueing would otherwise leave them unembedded
+    and unextracted for good. The tasks skip what is done, so a needless resume costs two no-op tasks."""
+    rows = list(Document.objects.filter(pk__in=list(document_ids)).values_list("pk", "tenant_id"))
+    if not rows:
+        return
+    with transaction.atomic():
+        documents_changed_notify([DocumentChange(pk, tenant_id, "resumed") for pk, tenant_id in rows])
+        unembedded = sorted(set(Chunk.objects.filter(document_id__in=[pk for pk, _ in rows], embedding__isnull=True)
+                                .values_list("document_id", flat=True)))
+        if unembedded:
+            from .tasks import chunks_embed_task
+
+            transaction.on_commit(lambda: chunks_embed_task.delay(unembedded))
+
+
 def _chunk_row(document_id: int, ordinal: int, span, text: str, location: str = "") -> tuple:
     """One row for `chunks_copy`, in its column order; the access columns come from the trigger."""
     return (document_id, ordinal, text[span.start:span.end], span.start, span.end, span.heading_path,

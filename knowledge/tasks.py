@@ -35,3 +35,11 @@ def upload_batch_process_task(self, batch_id: int) -> dict:
     from .uploads import upload_batch_process
 
     return upload_batch_process(batch_id=batch_id)
+
+
+@shared_task(acks_late=True, soft_time_limit=120, time_limit=150)
+def work_resume_task() -> dict:
+    """Celery beat: queue again ingestion and embedding whose task message was lost (knowledge/resume.py)."""
+    from .resume import work_resume
+
+    return work_resume()

@@ -28,7 +28,7 @@ from groundwork.selectors import AuthorityDenied, authority_for_service, authori
 
 from .files import FileRefused, ParsedFile, file_kind, file_parse
 from .models import Source, UploadBatch, UploadItem
-from .services import DocumentInput, documents_ingest, source_upload_allowed
+from .services import DocumentInput, documents_ingest, documents_resume, source_upload_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +163,18 @@ def upload_batch_create(*, authority: Authority, source: Source, files: Sequence
     """Record an upload and queue its processing after commit. `files`: (name, bytes) or (name, bytes, size)
     — see uploaded_files_read. Raises PermissionDenied when the caller may not upload into the source,
     ValidationError when no file was given."""
+    from .tasks import upload_batch_process_task
+
+    with transaction.atomic():
+        batch = upload_batch_record(authority=authority, source=source, files=files)
+        batch_id = batch.pk
+        transaction.on_commit(lambda: upload_batch_process_task.delay(batch_id))
+    return batch
+
+
+def upload_batch_record(*, authority: Authority, source: Source, files: Sequence[tuple]) -> UploadBatch:
+    """Record an upload without queueing it (upload_batch_create queues it; the worker kill probe sends it to
+    its own workers). Same checks and errors as upload_batch_create."""
     if not source_upload_allowed(authority, source):
         raise PermissionDenied("you may not upload into this source")
     if not files:
@@ -178,10 +190,6 @@ def upload_batch_create(*, authority: Authority, source: Source, files: Sequence
                        reason=p.reason[:500])
             for i, p in enumerate(planned)
         ])
-        from .tasks import upload_batch_process_task
-
-        batch_id = batch.pk
-        transaction.on_commit(lambda: upload_batch_process_task.delay(batch_id))
     return batch
 
 
@@ -234,6 +242,11 @@ def upload_item_process(*, authority: Authority, source: Source, item_id: int) -
         parsed = file_parse(item.name, bytes(item.content))
         inputs = _document_inputs(item, parsed, own_access=authority.is_admin)
         with transaction.atomic():
+            # A re-delivered task may run this item at the same time as the first delivery: the row lock makes
+            # the second wait, then find the item finished and leave it (rather than fail on the new document).
+            if not UploadItem.objects.select_for_update().filter(
+                    pk=item_id, status=UploadItem.Status.PROCESSING).exists():
+                return "skipped"
             results = documents_ingest(authority=authority, source=source, items=inputs, member_upload=True)
             statuses = [_OUTCOME[r.status] for r in results]
             status = next((s for s in ("added", "updated") if s in statuses), "unchanged")
@@ -260,7 +273,14 @@ def upload_batch_process(*, batch_id: int) -> dict[str, int]:
         logger.info("upload batch %s is gone", batch_id)
         return {}
     if batch.status == UploadBatch.Status.FINISHED:
+        # Every item's follow-up work was queued before the batch was marked finished.
         return upload_counts(batch)
+    if batch.status == UploadBatch.Status.PROCESSING:
+        # A re-delivery: the run before died, perhaps between an item's commit and queueing its embedding and
+        # extraction. Queue those again for the items it finished (the tasks skip what is done).
+        finished = (batch.items.exclude(status__in=["pending", "processing"]).filter(document_id__isnull=False)
+                    .values_list("document_id", flat=True))
+        documents_resume(document_ids=list(finished))
     UploadBatch.objects.filter(pk=batch_id, status=UploadBatch.Status.PENDING).update(
         status=UploadBatch.Status.PROCESSING)
     try:

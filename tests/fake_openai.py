@@ -128,6 +128,12 @@ class FakeOpenAI:
         with self._lock:
             self._failures.extend([status] * n)
 
+    def recover(self) -> None:
+        """Forget scripted failures and stalls not yet served: the service is healthy again."""
+        with self._lock:
+            self._failures.clear()
+            self._stalls.clear()
+
     def stall_next(self, n: int, seconds: float) -> None:
         """Delay the next n responses by `seconds` before any byte is sent (to trigger client timeouts)."""
         with self._lock:

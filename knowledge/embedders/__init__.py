@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -22,6 +23,8 @@ __all__ = [
     "configured_dimension",
     "embedder_get",
     "embedder_reset",
+    "query_embedding_failed",
+    "query_embedding_suspended",
     "vector_problem",
 ]
 
@@ -68,8 +71,24 @@ def embedder_get() -> Embedder | None:
 
 def embedder_reset() -> None:
     """Forget the cached embedder, so the next `embedder_get()` reads the settings again (tests)."""
+    global _suspended_until
     with _lock:
         _state.clear()
+        _suspended_until = 0.0
+
+
+# After a query embedding fails, questions skip the embedder for EMBEDDING_FAILURE_COOLDOWN_S and search full
+# text alone: during an outage each question would otherwise wait out every retry of every embedding call.
+_suspended_until = 0.0
+
+
+def query_embedding_failed() -> None:
+    global _suspended_until
+    _suspended_until = time.monotonic() + settings.EMBEDDING_FAILURE_COOLDOWN_S
+
+
+def query_embedding_suspended() -> bool:
+    return time.monotonic() < _suspended_until
 
 
 def configured_dimension() -> int | None:

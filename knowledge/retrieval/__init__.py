@@ -1,6 +1,7 @@
 """Retrieval over the knowledge corpus: hybrid search, lookup tiers, and the two different empties."""
 
 from .search import hybrid_search
-from .types import Hit, RetrievalUnavailable, SearchFilters, SearchResult
+from .types import SEMANTIC_FAILURES, Hit, RetrievalUnavailable, SearchFilters, SearchResult, semantic_failure_cause
 
-__all__ = ["Hit", "RetrievalUnavailable", "SearchFilters", "SearchResult", "hybrid_search"]
+__all__ = ["SEMANTIC_FAILURES", "Hit", "RetrievalUnavailable", "SearchFilters", "SearchResult", "hybrid_search",
+           "semantic_failure_cause"]

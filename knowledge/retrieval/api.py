@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from groundwork.api import AuthorityAPIView
 
 from .grep import GrepRefused
-from .ground import ground, ground_evidence
+from .ground import ground, ground_search
 from .types import RetrievalUnavailable, SearchFilters
 
 
@@ -49,6 +49,12 @@ class HitOutput(serializers.Serializer):
 class SearchOutput(serializers.Serializer):
     query = serializers.CharField()
     hits = HitOutput(many=True)
+    lexical_only = serializers.BooleanField(
+        help_text="ranked by full text alone because the embedder failed (error, timeout, wrong-size or zero vector)")
+    semantic = serializers.ChoiceField(
+        choices=["ok", "off", "no_embedder", "no_space", "error", "wrong_dimension", "zero_vector"],
+        help_text="the semantic channel: ok, or why it did not take part (no_embedder: none configured; no_space: "
+                  "nothing embedded with it yet; error: it failed or timed out)")
 
 
 class UnavailableOutput(serializers.Serializer):
@@ -70,7 +76,9 @@ class SearchApi(AuthorityAPIView):
         summary="Hybrid search over the records the caller may read",
         description=("Full text + vector, fused by reciprocal rank, with the ACL applied in SQL before ranking. "
                      "Filters narrow the search; they never widen access. 200 with an empty `hits` list means "
-                     "the corpus was searched and had nothing; 503 with a `cause` means it could not be searched."),
+                     "the corpus was searched and had nothing; 503 with a `cause` means it could not be searched. "
+                     "When the embedder fails the search runs on full text alone and says so: `lexical_only` "
+                     "true, `semantic` \"error\"."),
         request=SearchInput,
         responses={200: SearchOutput, 503: OpenApiResponse(UnavailableOutput, description="retrieval unavailable")},
         examples=[OpenApiExample("question", request_only=True,
@@ -89,11 +97,12 @@ class SearchApi(AuthorityAPIView):
             metadata=f.get("metadata") or {},
         )
         try:
-            hits = ground_evidence(self.authority, data.validated_data["query"], k=data.validated_data["k"],
+            result = ground_search(self.authority, data.validated_data["query"], k=data.validated_data["k"],
                                    filters=filters)
         except RetrievalUnavailable as exc:
             return unavailable_response(exc)
-        return Response(SearchOutput({"query": data.validated_data["query"], "hits": hits}).data)
+        return Response(SearchOutput({"query": data.validated_data["query"], "hits": result.hits,
+                                      "lexical_only": result.lexical_only, "semantic": result.vector}).data)
 
 
 class GroundInput(serializers.Serializer):

@@ -25,7 +25,7 @@ from ..access import readable_chunks, tenant_has_corpus
 from ..models import GroundingMemo
 from . import grep
 from .search import hybrid_search
-from .types import Hit, RetrievalUnavailable, SearchFilters
+from .types import Hit, RetrievalUnavailable, SearchFilters, SearchResult
 
 GROUND_TOP_K = 5
 
@@ -110,11 +110,17 @@ def ground(authority: Authority, *, name: str, fingerprint: str | None, query: s
     return GroundResponse(tier="none", semantic=semantic)
 
 
-def ground_evidence(authority: Authority, query: str, *, k: int = 10,
-                    filters: SearchFilters | None = None) -> list[Hit]:
-    """Evidence for `query`: [] when the corpus was searched and had nothing; RetrievalUnavailable when
-    it could not be searched (no corpus, a configured embedder that failed or gave a wrong-size or
-    zero vector, a database failure). With EMBEDDER=none the search is full-text only by design."""
+def ground_search(authority: Authority, query: str, *, k: int = 10,
+                  filters: SearchFilters | None = None) -> SearchResult:
+    """The search for `query`: no hits when the corpus was searched and had nothing; RetrievalUnavailable when it
+    could not be searched (no corpus, a database failure; with RETRIEVAL_REQUIRE_SEMANTIC, a failing or absent
+    embedder). A failing embedder otherwise gives a full-text-only result that says so (`lexical_only`)."""
     if not tenant_has_corpus(authority):
         raise RetrievalUnavailable("no_corpus", "nothing is searchable for this caller")
-    return hybrid_search(authority, query, k=k, filters=filters, require_vector=True).hits
+    return hybrid_search(authority, query, k=k, filters=filters, require_vector=True)
+
+
+def ground_evidence(authority: Authority, query: str, *, k: int = 10,
+                    filters: SearchFilters | None = None) -> list[Hit]:
+    """The hits of ground_search."""
+    return ground_search(authority, query, k=k, filters=filters).hits

@@ -16,7 +16,7 @@ from ..access import chunk_access_params
 from .fusion import Fused, rrf_fuse
 from .lexical import lexical_search
 from .sql import HYDRATE, compose, filters_sql
-from .types import Hit, RetrievalUnavailable, SearchFilters, SearchResult
+from .types import SEMANTIC_FAILURES, Hit, RetrievalUnavailable, SearchFilters, SearchResult
 from .vector import vector_search
 
 logger = logging.getLogger(__name__)
@@ -24,7 +24,13 @@ logger = logging.getLogger(__name__)
 
 def query_vector(query: str):
     """Embed the query (outside any transaction) and check it. Returns (vector, space_id, state)."""
-    from ..embedders import EmbeddingError, embedder_get, vector_problem
+    from ..embedders import (
+        EmbeddingError,
+        embedder_get,
+        query_embedding_failed,
+        query_embedding_suspended,
+        vector_problem,
+    )
     from ..embedding import active_space
 
     embedder = embedder_get()
@@ -33,10 +39,13 @@ def query_vector(query: str):
     space = active_space()
     if space is None or space.model_id != embedder.model_id:
         return None, None, "no_space"  # nothing was embedded with this model yet
+    if query_embedding_suspended():
+        return None, None, "error"
     try:
         vector = embedder.embed_query(query)
     except EmbeddingError as exc:
-        logger.warning("query embedding failed: %s", exc)
+        logger.warning("query embedding failed, searching full text alone: %s", exc)
+        query_embedding_failed()
         return None, None, "error"
     # The active space was activated only after its dimension matched the index (embedding.chunks_embed),
     # so checking against it costs no catalog query on every search.
@@ -52,8 +61,9 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
                   per_document_cap: int | None = None, channels: tuple[str, ...] = ("lexical", "vector"),
                   lexical_strategy: str | None = None, vector_route: str | None = None,
                   require_vector: bool = False) -> SearchResult:
-    """The caller's top-k readable chunks for `query`. Raises RetrievalUnavailable when the corpus
-    cannot be searched (a database failure; with require_vector, any problem with the vector channel)."""
+    """The caller's top-k readable chunks for `query`. Raises RetrievalUnavailable when the corpus cannot be
+    searched: a database failure; with `require_vector` and RETRIEVAL_REQUIRE_SEMANTIC, a vector channel that is
+    failing or absent. Otherwise a failing embedder leaves the full-text channel alone (`result.lexical_only`)."""
     query = (query or "").strip()
     if not query:
         return SearchResult(hits=[], lexical="off", vector="off", query=query)
@@ -61,13 +71,12 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
     vector, space_id, vector_state = (None, None, "off")
     if "vector" in channels:
         vector, space_id, vector_state = query_vector(query)  # before any transaction
-        # A configured embedder that fails, or answers with a wrong-size or zero vector, makes the
-        # search unavailable when the caller needs semantic evidence; "nothing embedded yet" and
-        # EMBEDDER=none only mean the vector channel steps aside.
-        if require_vector and vector_state in ("error", "wrong_dimension", "zero_vector"):
+        # A configured embedder that fails, or answers with a wrong-size or zero vector, leaves the search to full
+        # text (the result says lexical_only), unless the deployment requires semantic evidence: then such a
+        # search — and one with no embedder at all — is unavailable. "Nothing embedded yet" only steps aside.
+        if require_vector and settings.RETRIEVAL_REQUIRE_SEMANTIC and (
+                vector_state in SEMANTIC_FAILURES or vector_state == "no_embedder"):
             raise RetrievalUnavailable(_cause(vector_state))
-        if require_vector and vector_state == "no_embedder" and settings.RETRIEVAL_REQUIRE_SEMANTIC:
-            raise RetrievalUnavailable("no_embedder")
     access = chunk_access_params(authority)
     filters_clause, filter_params = filters_sql(filters)
     try:

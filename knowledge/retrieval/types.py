@@ -43,6 +43,15 @@ class SearchFilters:
 
 ChannelState = Literal["ok", "off", "no_embedder", "wrong_dimension", "zero_vector", "no_space", "error"]
 
+# Vector channel states that mean a configured embedder is failing (rather than absent or not used yet).
+SEMANTIC_FAILURES = ("error", "wrong_dimension", "zero_vector")
+
+
+def semantic_failure_cause(state: str) -> str | None:
+    """The RetrievalUnavailable cause a failing vector channel stands for, None when it is not failing."""
+    return {"error": "embedding_error", "wrong_dimension": "wrong_dimension",
+            "zero_vector": "zero_vector"}.get(state)
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -82,3 +91,10 @@ class SearchResult:
     @property
     def semantic_active(self) -> bool:
         return self.vector == "ok"
+
+    @property
+    def lexical_only(self) -> bool:
+        """Ranked by full text alone because the configured embedder failed (an error or timeout, a wrong-size or
+        zero vector). Other reasons the vector channel stays out — none configured, nothing embedded yet — are
+        the normal state of such a deployment, not a degradation; `vector` tells them all apart."""
+        return self.lexical == "ok" and self.vector in SEMANTIC_FAILURES

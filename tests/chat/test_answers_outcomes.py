@@ -107,6 +107,7 @@ def test_retrieval_unavailable_records_a_retrieval_failed_gap(world, corpus, fak
     from knowledge.embedders import embedder_reset
     from knowledge.embedding import space_activate
 
+    settings.RETRIEVAL_REQUIRE_SEMANTIC = True  # else full text answers: tests/chat/test_answers_embedder_down.py
     settings.EMBEDDER, settings.EMBEDDING_URL, settings.EMBEDDING_MODEL = "openai", fake_openai.url, "m"
     settings.MODEL_EMBEDDING_DIM = None
     fake_openai.embedding_dim = 8

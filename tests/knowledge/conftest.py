@@ -80,3 +80,32 @@ def use_embedder(settings, fake_openai):
     # `settings` restores the values; the cached embedder and probe must follow them.
     embedder_reset()
     embedding._probe_result = None
+
+
+INDEX_DIM = 384  # the vector column as migrated
+
+
+@pytest.fixture
+def remote_embedder(settings, fake_openai):
+    """A working OpenAI-compatible embedder (the local fake), as wide as the index."""
+    from knowledge import embedding
+    from knowledge.embedders import embedder_reset
+
+    settings.EMBEDDER, settings.EMBEDDING_URL, settings.EMBEDDING_MODEL = "openai", fake_openai.url, "fake-embed"
+    settings.MODEL_EMBEDDING_DIM = INDEX_DIM
+    settings.EMBEDDING_TIMEOUT = 0.3
+    fake_openai.embedding_dim = INDEX_DIM
+    embedder_reset()
+    embedding._probe_result = None
+    yield fake_openai
+    embedder_reset()
+    embedding._probe_result = None
+
+
+@pytest.fixture
+def remote_corpus(remote_embedder, corpus) -> Corpus:
+    """The corpus, embedded by the remote embedder while it works (after-commit tasks do not run in a test)."""
+    from knowledge.embedding import chunks_embed
+
+    chunks_embed()
+    return corpus

@@ -164,7 +164,9 @@ def test_two_empties_are_distinguished(world, embedded, fake_openai, settings):
     with pytest.raises(RetrievalUnavailable) as no_corpus:
         ground_evidence(world.service(empty), "anything")
     assert no_corpus.value.cause == "no_corpus"
-    # a configured embedder that answers with the wrong width makes retrieval unavailable, not empty
+    # where semantic evidence is required, a configured embedder that answers with the wrong width makes
+    # retrieval unavailable, not empty (by default it falls back to full text: tests/knowledge/test_embedder_down.py)
+    settings.RETRIEVAL_REQUIRE_SEMANTIC = True
     settings.EMBEDDER, settings.EMBEDDING_URL, settings.EMBEDDING_MODEL = "openai", fake_openai.url, "m"
     settings.MODEL_EMBEDDING_DIM = None
     fake_openai.embedding_dim = 8
