@@ -11,7 +11,8 @@ content types, axes, embedding spaces) have no such chain and stay unpoliced.
 Why EXISTS and not a copied tenant_id column: none of these tables is read on the retrieval path (ACLs reach
 retrieval as the trigger-maintained principal arrays on documents and chunks), the parent lookups are
 primary-key probes, and a copied column would need every writer to fill it and a constraint to keep it equal
-to the parent's. The retrieval bench before/after is in the README.
+to the parent's. Measured: a conversation's last 50 messages, 0.05 ms -> 0.10-0.14 ms in the database (the
+planner hashes the tenant's parent ids, or probes the parent's primary key per row when there are few rows).
 """
 
 from __future__ import annotations
