@@ -207,6 +207,18 @@ def _role_set(wrapper) -> None:
     except errors.InvalidParameterValue as exc:
         from django.core.exceptions import ImproperlyConfigured
 
+        from .sql import SCHEMA_NEVER_MIGRATED
+
+        with wrapper.connection.cursor() as cursor:
+            cursor.execute(SCHEMA_NEVER_MIGRATED)
+            never_migrated = cursor.fetchone()[0]
+        if never_migrated:
+            # A fresh database (the embedded server's first start): no table, so no row to guard yet; the first
+            # `migrate` creates the role, and every connection after it runs as the role. Anything else without
+            # the role (tables but no role) fails closed below.
+            logger.warning("database never migrated: running as the login role until `manage.py migrate`")
+            return
+
         raise ImproperlyConfigured(
             f"the database role {settings.DATABASE_APP_ROLE!r} does not exist: run `manage.py migrate` "
             f"(or set GROUNDWORK_RLS=false)") from exc

@@ -143,6 +143,9 @@ FULLTEXT_LEAKPROOF = sql.SQL(
     "under row-level security cannot use the GIN index (needs a superuser)'; END $$"
 )
 
+# No migration has ever run here (a fresh database): then the application role cannot exist yet either.
+SCHEMA_NEVER_MIGRATED = sql.SQL("SELECT to_regclass('django_migrations') IS NULL")
+
 # Tables that carry our policies (whatever the models say now), for undoing them.
 POLICED_TABLES = sql.SQL(
     "SELECT DISTINCT tablename FROM pg_policies WHERE schemaname = current_schema() AND policyname LIKE %(prefix)s"
