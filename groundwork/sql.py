@@ -123,3 +123,20 @@ POLICED_TABLES = sql.SQL(
 def tenant_column_read_sql(*, table: str, column: str) -> sql.Composed:
     """Every row's tenant, with no tenant filter: what a query that forgot its filter would see (the RLS probe)."""
     return sql.SQL("SELECT {} FROM {}").format(sql.Identifier(column), sql.Identifier(table))
+
+
+# The live definition of the statistics function (frozen copy: migration 0002_row_level_security; a change
+# here needs a new migration, and tests/knowledge/test_db_functions.py fails until they agree). Why in the
+# database: pg_stats hides the statistics of a table whose row security applies to the reader, and the lexical
+# ranking reads its tsvector column's most common elements (knowledge.retrieval.lexical.corpus_stats). This
+# owner's function hands back exactly those two arrays, corpus-wide by design: they count lexemes, not rows.
+COLUMN_COMMON_ELEMS_SIGNATURE = "groundwork_column_common_elems(text,text)"
+
+
+def column_common_elems_create_sql(*, schema: str) -> sql.Composed:
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION groundwork_column_common_elems(tbl text, col text) "
+        "RETURNS TABLE (elems text[], freqs real[]) LANGUAGE sql STABLE SECURITY DEFINER "
+        "SET search_path = pg_catalog, pg_temp AS $$ "
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_catalog.pg_stats "
+        "WHERE schemaname = {schema} AND tablename = tbl AND attname = col $$").format(schema=sql.Literal(schema))

@@ -168,3 +168,111 @@ def source_defaults_share(source_id: int) -> tuple[str, bool] | None:
         cursor.execute(SOURCE_DEFAULTS_SHARE, {"id": source_id})
         row = cursor.fetchone()
     return (row[0], bool(row[1])) if row else None
+
+
+# --- The access rule's database half ------------------------------------------------------------------------
+# The live definitions of the functions and triggers that keep every chunk's access columns (tenant_id,
+# visibility, acl, access_class_id) equal to its document's. Why in the database: every write path (the ORM,
+# COPY in `chunks_copy`, a raw UPDATE, the admin, a future service) goes through them, so no writer can leave
+# the retrieval filter columns stale or hand a chunk an access it did not get from its document. The
+# migrations that created them keep frozen copies; changing one here needs a new migration that runs the new
+# text, and tests/knowledge/test_db_functions.py fails until the database and this module agree.
+
+# Keyed by signature (as `::regprocedure` reads it).
+ACCESS_FUNCTIONS: dict[str, str] = {
+    # document.acl: the sorted principal ids of its DocumentAcl rows, so the access predicate reads one array
+    # instead of joining the ACL table for every candidate chunk.
+    "knowledge_document_acl_refresh(bigint)": """
+CREATE OR REPLACE FUNCTION knowledge_document_acl_refresh(doc bigint) RETURNS void AS $$
+    UPDATE knowledge_document d
+       SET acl = coalesce((SELECT array_agg(a.principal_id ORDER BY a.principal_id)
+                             FROM knowledge_documentacl a WHERE a.document_id = doc), '{}')
+     WHERE d.id = doc;
+$$ LANGUAGE sql;
+""",
+    # Any change to a DocumentAcl row (including moving it to another document) refreshes both documents.
+    "knowledge_documentacl_changed()": """
+CREATE OR REPLACE FUNCTION knowledge_documentacl_changed() RETURNS trigger AS $$
+BEGIN
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN PERFORM knowledge_document_acl_refresh(NEW.document_id); END IF;
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN PERFORM knowledge_document_acl_refresh(OLD.document_id); END IF;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
+    # The access class of (tenant, visibility, acl), created on first use. The class-ordered vector index
+    # groups chunks by it, so the rows a caller may read are a few index ranges.
+    "knowledge_access_class_of(bigint,varchar,bigint[])": """
+CREATE OR REPLACE FUNCTION knowledge_access_class_of(t bigint, v varchar, a bigint[]) RETURNS bigint AS $$
+DECLARE
+    key text := md5(coalesce(a, '{}')::text);
+    found bigint;
+BEGIN
+    SELECT id INTO found FROM knowledge_accessclass WHERE tenant_id = t AND visibility = v AND acl_key = key;
+    IF found IS NULL THEN
+        INSERT INTO knowledge_accessclass (tenant_id, visibility, acl, acl_key)
+        VALUES (t, v, coalesce(a, '{}'), key)
+        ON CONFLICT (tenant_id, visibility, acl_key) DO NOTHING
+        RETURNING id INTO found;
+        IF found IS NULL THEN  -- a concurrent writer created it first; this statement sees its commit
+            SELECT id INTO found FROM knowledge_accessclass WHERE tenant_id = t AND visibility = v AND acl_key = key;
+        END IF;
+    END IF;
+    RETURN found;
+END $$ LANGUAGE plpgsql;
+""",
+    # A document's class always follows its access columns, whatever the writer supplied.
+    "knowledge_document_fill_class()": """
+CREATE OR REPLACE FUNCTION knowledge_document_fill_class() RETURNS trigger AS $$
+BEGIN
+    NEW.access_class_id := knowledge_access_class_of(NEW.tenant_id, NEW.visibility, NEW.acl);
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+""",
+    # A document's access change reaches all its chunks in the same statement.
+    "knowledge_document_access_changed()": """
+CREATE OR REPLACE FUNCTION knowledge_document_access_changed() RETURNS trigger AS $$
+BEGIN
+    UPDATE knowledge_chunk SET tenant_id = NEW.tenant_id, visibility = NEW.visibility, acl = NEW.acl,
+                               access_class_id = NEW.access_class_id
+     WHERE document_id = NEW.id;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
+    # A chunk's access columns always come from its document, whatever the writer supplied.
+    "knowledge_chunk_fill_access()": """
+CREATE OR REPLACE FUNCTION knowledge_chunk_fill_access() RETURNS trigger AS $$
+BEGIN
+    SELECT d.tenant_id, d.visibility, d.acl, d.access_class_id
+      INTO NEW.tenant_id, NEW.visibility, NEW.acl, NEW.access_class_id
+      FROM knowledge_document d WHERE d.id = NEW.document_id;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+""",
+}
+
+# Trigger name -> (table, CREATE TRIGGER statement).
+ACCESS_TRIGGERS: dict[str, tuple[str, str]] = {
+    "knowledge_documentacl_sync": ("knowledge_documentacl", """
+CREATE TRIGGER knowledge_documentacl_sync
+    AFTER INSERT OR UPDATE OR DELETE ON knowledge_documentacl
+    FOR EACH ROW EXECUTE FUNCTION knowledge_documentacl_changed();
+"""),
+    "knowledge_document_class_fill": ("knowledge_document", """
+CREATE TRIGGER knowledge_document_class_fill
+    BEFORE INSERT OR UPDATE OF tenant_id, visibility, acl, access_class_id ON knowledge_document
+    FOR EACH ROW EXECUTE FUNCTION knowledge_document_fill_class();
+"""),
+    "knowledge_document_access_sync": ("knowledge_document", """
+CREATE TRIGGER knowledge_document_access_sync
+    AFTER UPDATE OF tenant_id, visibility, acl, access_class_id ON knowledge_document
+    FOR EACH ROW
+    WHEN (OLD.tenant_id IS DISTINCT FROM NEW.tenant_id OR OLD.visibility IS DISTINCT FROM NEW.visibility
+          OR OLD.acl IS DISTINCT FROM NEW.acl OR OLD.access_class_id IS DISTINCT FROM NEW.access_class_id)
+    EXECUTE FUNCTION knowledge_document_access_changed();
+"""),
+    "knowledge_chunk_access_fill": ("knowledge_chunk", """
+CREATE TRIGGER knowledge_chunk_access_fill
+    BEFORE INSERT OR UPDATE OF document_id, tenant_id, visibility, acl, access_class_id ON knowledge_chunk
+    FOR EACH ROW EXECUTE FUNCTION knowledge_chunk_fill_access();
+"""),
+}

@@ -49,6 +49,7 @@ def role_create(apps, schema_editor):
 
 
 def column_statistics_create(apps, schema_editor):
+    # Frozen copy; the live definition is groundwork.sql.column_common_elems_create_sql.
     # pg_stats hides the statistics of a table whose row security applies to the reader, and the lexical
     # ranking reads its tsvector column's most common elements (knowledge.retrieval.lexical.corpus_stats).
     # This owner's function hands back exactly those two arrays, as before RLS (corpus-wide, by design).
@@ -71,16 +72,20 @@ def column_statistics_drop(apps, schema_editor):
 
 
 def role_drop(apps, schema_editor):
-    from groundwork.sql import POLICED_TABLES, POLICY_PREFIX, table_policies_drop_sql
-
+    # Frozen copy of the policy teardown (groundwork.sql at the time): a migration must not import live app code.
     with schema_editor.connection.cursor() as cursor:
-        cursor.execute(POLICED_TABLES, {"prefix": POLICY_PREFIX + "%"})
+        cursor.execute("SELECT DISTINCT tablename FROM pg_policies WHERE schemaname = current_schema() "
+                       "AND policyname LIKE %s", ["groundwork_tenant_%"])
         tables = [row[0] for row in cursor.fetchall()]
     role = _role()
     with schema_editor.connection.cursor() as cursor:
         for table in tables:
-            for statement in table_policies_drop_sql(table=table):
-                cursor.execute(statement)
+            name = sql.Identifier(table)
+            for command in ("select", "insert", "update", "delete"):
+                cursor.execute(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(
+                    sql.Identifier("groundwork_tenant_" + command), name))
+            cursor.execute(sql.SQL("ALTER TABLE {} NO FORCE ROW LEVEL SECURITY").format(name))
+            cursor.execute(sql.SQL("ALTER TABLE {} DISABLE ROW LEVEL SECURITY").format(name))
         # DROP OWNED removes its grants and default privileges in this database; another database of the
         # cluster (the test database) may still use the role, so dropping it may fail: then it stays.
         cursor.execute(sql.SQL("DROP OWNED BY {}").format(role))

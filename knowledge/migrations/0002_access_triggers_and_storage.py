@@ -10,6 +10,7 @@
 from django.conf import settings
 from django.db import migrations
 
+# Frozen copy: the live definitions are knowledge.sql.ACCESS_FUNCTIONS and ACCESS_TRIGGERS (0005 changed some).
 TRIGGERS = """
 CREATE OR REPLACE FUNCTION knowledge_document_acl_refresh(doc bigint) RETURNS void AS $$
     UPDATE knowledge_document d
@@ -69,13 +70,27 @@ DROP FUNCTION IF EXISTS knowledge_document_acl_refresh(bigint);
 """
 
 
-def apply_configured_dimension(apps, schema_editor):
-    dimension = getattr(settings, "MODEL_EMBEDDING_DIM", None) or 384
-    if int(dimension) == 384:
-        return
-    from knowledge.sql import index_dimension_set
+# Frozen copy of the re-typing as it stood for this schema (knowledge.sql.index_dimension_set is the live one;
+# later migrations add what it also handles now). A migration must not import live app code.
+DIMENSION_SET = """
+DROP INDEX IF EXISTS knowledge_chunk_embedding_hnsw;
+UPDATE knowledge_chunk SET embedding = NULL, embedding_space_id = NULL, embedded_at = NULL
+ WHERE embedding IS NOT NULL;
+ALTER TABLE knowledge_chunk ALTER COLUMN embedding TYPE vector({dimension});
+ALTER TABLE knowledge_chunk ALTER COLUMN embedding SET STORAGE PLAIN;
+CREATE INDEX knowledge_chunk_embedding_hnsw ON knowledge_chunk USING hnsw (embedding vector_cosine_ops)
+  WITH (m = 16, ef_construction = 64);
+"""
 
-    index_dimension_set(schema_editor.connection, int(dimension))
+
+def apply_configured_dimension(apps, schema_editor):
+    dimension = int(getattr(settings, "MODEL_EMBEDDING_DIM", None) or 384)
+    if dimension == 384:
+        return
+    if not 1 <= dimension <= 2000:  # HNSW indexes vectors up to 2,000 dimensions
+        raise ValueError(f"embedding dimension must be between 1 and 2000, got {dimension}")
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(DIMENSION_SET.format(dimension=dimension))
 
 
 class Migration(migrations.Migration):

@@ -6,7 +6,7 @@
 - knowledge_chunk_class_vector: (embedding_space_id, access_class_id) INCLUDE (tenant_id, document_id, id,
   embedding). The exact vector scan reads it index-only: at 1M chunks with a 2 % filter, 15 ms instead of
   40 ms for the bitmap heap scan. The vector is only included while a btree tuple can hold it
-  (knowledge.sql.class_index_create).
+  (0006, knowledge.sql.class_index_create).
 - toast_tuple_target 4080 and STORAGE MAIN on `search`: BM25 reads every candidate's tsvector; out of line
   it cost three or four TOAST buffer reads per candidate (28 of 51 ms for 1,000 candidates at 1M chunks).
   Rows written before this migration keep their layout until rewritten (VACUUM FULL knowledge_chunk).
@@ -16,6 +16,7 @@ import django.contrib.postgres.fields
 import django.db.models.deletion
 from django.db import migrations, models
 
+# Frozen copy: the live definitions are knowledge.sql.ACCESS_FUNCTIONS and ACCESS_TRIGGERS.
 TRIGGERS = """
 CREATE OR REPLACE FUNCTION knowledge_access_class_of(t bigint, v varchar, a bigint[]) RETURNS bigint AS $$
 DECLARE
@@ -118,10 +119,18 @@ DROP FUNCTION IF EXISTS knowledge_access_class_of(bigint, varchar, bigint[]);
 """
 
 
-def class_index(apps, schema_editor):
-    from knowledge.sql import class_index_create, index_dimension_get
+# Frozen copy of the class index as it stood for this schema (knowledge.sql.class_index_create is the live
+# one; 0006 adds the half-precision column it now includes). A migration must not import live app code.
+CLASS_INDEX = """
+DROP INDEX IF EXISTS knowledge_chunk_class_vector;
+CREATE INDEX knowledge_chunk_class_vector ON knowledge_chunk (embedding_space_id, access_class_id)
+  INCLUDE (tenant_id, document_id, id) WHERE embedding IS NOT NULL;
+"""
 
-    class_index_create(schema_editor.connection, index_dimension_get(schema_editor.connection))
+
+def class_index(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(CLASS_INDEX)
 
 
 class Migration(migrations.Migration):
