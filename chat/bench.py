@@ -15,13 +15,14 @@
   claims, aerodynamics, library science) must be refused; `refusal_by_pair` breaks it down.
 - `invalid_citations`: labels in any benchmark answer that do not map to a retrieved chunk the asker can read.
 
-Scratch tenants are deleted afterwards. Eval data: env GROUNDWORK_EVAL_DIR or BASE_DIR/../shared/eval.
+Scratch tenants are deleted afterwards. Eval data: `groundwork.bench.eval_dir()`. A collection missing there
+is skipped and named in `notes` (its figures are left out, not reported as 0); without SciFact the latency
+corpus draws its words from the shipped sample corpus.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import time
@@ -41,18 +42,15 @@ from chat.providers.extractive import ExtractiveProvider
 from chat.sentences import sentence_spans
 from chat.services import conversation_start
 from groundwork.authority import Authority
+from groundwork.bench import eval_dir
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 from knowledge.access import readable_chunks
+from knowledge.bench.shipped import eval_set_missing_note, sample_vocabulary
 from knowledge.embedders import embedder_reset
 from knowledge.embedding import chunks_embed
 from knowledge.models import Chunk, Document, Source
 from knowledge.services import DocumentInput, documents_import
-
-
-def eval_dir() -> Path:
-    configured = os.environ.get("GROUNDWORK_EVAL_DIR")
-    return Path(configured) if configured else Path(settings.BASE_DIR).parent / "shared" / "eval"
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -314,6 +312,9 @@ def collections_bench(*, data: Path, in_limit: int | None, out_limit: int | None
 
 
 def _vocabulary(data: Path, size: int = 5000) -> list[str]:
+    """SciFact's most frequent words; without SciFact, the shipped sample corpus's (see run's notes)."""
+    if not (data / "scifact" / "corpus.jsonl").is_file():
+        return sample_vocabulary(size)
     counts: dict[str, int] = {}
     for row in _jsonl(data / "scifact" / "corpus.jsonl")[:2000]:
         for word in re.findall(r"[a-z]{3,}", row.get("text", "").lower()):
@@ -321,13 +322,30 @@ def _vocabulary(data: Path, size: int = 5000) -> list[str]:
     return [w for w, _ in sorted(counts.items(), key=lambda kv: -kv[1])[:size]]
 
 
-def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
+def skipped_collections(data: Path) -> tuple[list[str], list[str]]:
+    """(collections missing from the eval data, figures that cannot be measured without them): a
+    figure over nothing is left out of the result rather than reported as 0."""
+    missing = [name for name in COLLECTIONS if not (data / name / "corpus.jsonl").is_file()]
+    present = len(COLLECTIONS) - len(missing)
+    figures = []
+    if not present:
+        figures += ["in_corpus_asked", "answer_rate_in_corpus", "answer_rate_by_collection",
+                    "collections_answer_p95_ms", "collections_setup_s"]
+    if "scifact" in missing:
+        figures += ["cited_fragments", "rationale_hit_rate"]
+    if present < 2:  # refusals are asked of another collection's tenant
+        figures += ["out_of_corpus_asked", "refusal_out_of_corpus", "refusal_by_pair"]
+    return missing, figures
+
+
+def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_documents: int | None = None) -> dict:
     data = eval_dir()
+    missing, unmeasured = skipped_collections(data)
     started = time.perf_counter()
     # Fact extraction after ingestion (findings) is not part of answering; it would only slow the set-up.
     with override_settings(ANSWER_CACHE_ENABLED=False, FINDINGS_EXTRACTOR="none"):
-        latency = latency_bench(documents=10_000 if quick else 100_000, questions=30 if quick else 100,
-                                vocabulary=_vocabulary(data))
+        latency = latency_bench(documents=latency_documents or (10_000 if quick else 100_000),
+                                questions=30 if quick else 100, vocabulary=_vocabulary(data))
         quality = collections_bench(data=data, in_limit=150 if quick else None, out_limit=50 if quick else 150,
                                     embed=not quick)
     result = {
@@ -360,6 +378,14 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
             "rationale_hit_rate: cited fragments of SciFact answers that contain a gold rationale sentence",
         ],
     }
+    for figure in unmeasured:
+        result.pop(figure, None)
+    if "scifact" in missing:
+        result["notes"].append(eval_set_missing_note(
+            "scifact", "the latency corpus draws its words from the shipped sample corpus"))
+    result["notes"] += [eval_set_missing_note(name, "its questions are not asked") for name in missing]
+    if unmeasured:
+        result["notes"].append("not measured: " + ", ".join(unmeasured))
     if out_dir is not None:
         path = Path(out_dir)
         path.mkdir(parents=True, exist_ok=True)

@@ -255,6 +255,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
         result.update({f"anomalies_{k}": v for k, v in anomalies.items()})
         result.update({f"rejected_share_{k}": v for k, v in audit["rejected_share"].items()})
         result["notes"] = [
+            f"data: {CORPUS.name} x{copies}, shipped with the repository (no eval set needed)",
             "patterns extractor: it proposes only what it can ground, so rejection shares are 0 by construction",
             f"lateral_top5_anchor_ms = {ANCHOR_LATERAL_MS:g} (reference); lateral_top5_ms_dense adds "
             "synthetic current claims to every candidate slot",

@@ -7,9 +7,9 @@ admin (the widest rights) with an API key, and (full run) with the tenant prefix
 signed-in session. Path ids are real rows of the scratch tenant, so the requests reach past the lookups into the
 services; DELETE gets an id that does not exist, so the probe keeps its rows.
 
-Attack strings (XSS, Markdown exfiltration, prompt injection) come from the copy in tests/data/security/
-(else the shared corpus); without either that part is skipped with a note. A quick run sends every fifth
-request of each operation, fewer attack strings and no session run.
+Attack strings (XSS, Markdown exfiltration, prompt injection) come from the repository's copy in
+tests/data/security/; in an install without the tests folder that part is skipped with a note. A quick run
+sends every fifth request of each operation, fewer attack strings and no session run.
 """
 
 from __future__ import annotations
@@ -34,11 +34,8 @@ MISSING_ID = 2**62  # a bigint no row has: DELETE must not remove the probe's ro
 
 
 def attack_dir() -> Path | None:
-    for candidate in (Path(settings.BASE_DIR) / "tests" / "data" / "security",
-                      Path(settings.BASE_DIR).parent / "shared" / "security"):
-        if all((candidate / name).is_file() for name in ATTACK_FILES):
-            return candidate
-    return None
+    folder = Path(settings.BASE_DIR) / "tests" / "data" / "security"
+    return folder if all((folder / name).is_file() for name in ATTACK_FILES) else None
 
 
 def attack_strings(count: int) -> list[str]:
@@ -114,5 +111,5 @@ def measure(out_dir: Path, quick: bool) -> dict:
     figures = {"hostile_5xx": server_errors, "hostile_requests": sent, "hostile_endpoints": len(api_endpoints()),
                "hostile_statuses": statuses, "hostile_5xx_examples": examples}
     if not attacks:
-        figures["hostile_note"] = "attack strings skipped: neither tests/data/security nor ../shared/security exists"
+        figures["hostile_note"] = "attack strings skipped: tests/data/security is not in this install"
     return figures

@@ -9,14 +9,12 @@ query is searched under that tenant's authority, and documents are ranked by the
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from pathlib import Path
 from statistics import mean
 
-from django.conf import settings
-
+from groundwork.bench import eval_dir
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 
@@ -27,6 +25,7 @@ from ..retrieval.search import hybrid_search
 from ..services import DocumentInput, documents_import
 from .beir import dataset_load, ndcg_at, recall_at
 from .retrieval_speed import speed_markdown, speed_merge, speed_plots, speed_run
+from .shipped import eval_set_missing_note
 
 MODES = {"lexical": ("lexical",), "vector": ("vector",), "fused": ("lexical", "vector")}
 
@@ -101,19 +100,13 @@ def quality_run(path: Path, split: str, *, keep: bool = False, lexical_strategy=
 
 # --- make bench -----------------------------------------------------------------------------------------
 
-# (folder, split, published or locally measured BM25 nDCG@10 from ../shared/eval/README.md)
+# (folder, split, published or locally measured BM25 nDCG@10 from the eval data's README.md)
 QUALITY_SETS = (
     ("scifact", "train", "BM25 0.665 (BEIR, test split) / 0.676 (local BM25 run, test split)"),
     ("cranfield", "test", "BM25 0.366 (local run)"),
     ("cisi", "test", "BM25 0.372 (local run)"),
 )
 QUICK_QUERIES = 200
-
-
-def eval_dir() -> Path:
-    """The public evaluation data: GROUNDWORK_EVAL_DIR, else ../shared/eval next to the project."""
-    override = os.environ.get("GROUNDWORK_EVAL_DIR")
-    return Path(override) if override else Path(settings.BASE_DIR).parent / "shared" / "eval"
 
 
 def speed_report_write(out_dir: Path, result: dict) -> tuple[dict, list[str]]:
@@ -158,7 +151,7 @@ def run(out_dir: Path, quick: bool = False, *, speed_size: int = 100_000, speed_
         "speed_seconds": round(speed_s, 1),
         "plots": plots,
         "notes": [f"details: {out_dir / 'retrieval.md'}"]
-        + [f"eval set missing: {name} (looked in {root})" for name in missing],
+        + [eval_set_missing_note(name, "its quality figures are not measured") for name in missing],
     }
     for name, modes in quality.items():  # flat headline numbers for the shared report table
         for mode, figures in modes.items():
@@ -182,6 +175,7 @@ def retrieval_markdown(result: dict, *, quick: bool = False) -> str:
         cells = [f"{modes[m]['ndcg@10']:.3f} / {modes[m]['recall@100']:.3f}" for m in ("lexical", "vector", "fused")]
         queries = next(iter(modes.values()))["queries"]
         lines.append(f"| {name} | {split} | {queries} | " + " | ".join(cells) + f" | {reference} |")
+    lines += [f"\n- {note}" for note in result["notes"] if note.startswith("eval set missing")]
     if quick:
         lines.append(f"\nQuick run: SciFact limited to its first {QUICK_QUERIES} training queries.")
     lines += ["", "### Speed (synthetic corpus, k=10; see knowledge/bench/retrieval_speed.py)", "",

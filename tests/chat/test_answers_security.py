@@ -1,4 +1,4 @@
-"""Hostile documents (shared/security) ingested and asked about: no outside link or image, no script, no
+"""Hostile documents (tests/data/security) ingested and asked about: no outside link or image, no script, no
 widened access — with the offline provider and with a model that "obeys" the planted instructions."""
 
 import re
