@@ -1,12 +1,12 @@
-"""Knowledge API: sources, documents (JSON and multipart upload), chunks, bulk import. Thin views:
-parse, call one selector or service, render."""
+"""Documents: list and create (JSON or one uploaded file), read, change, delete, their chunks, and bulk import
+of JSON records into a source."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
@@ -14,106 +14,11 @@ from rest_framework.response import Response
 from groundwork.api import AuthorityAPIView
 from groundwork.permissions import change_target, role_required
 
-from . import selectors, services, uploads
-from .files import FileRefused, file_kind, file_parse
-from .models import Source, UploadBatch, UploadItem, Visibility
-from .parsing import FORMATS, format_for_filename
-
-
-class SourceSerializer(serializers.Serializer):
-    id = serializers.IntegerField(read_only=True)
-    kind = serializers.ChoiceField(choices=Source.Kind.choices)
-    name = serializers.CharField(max_length=200)
-    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
-    default_visibility = serializers.ChoiceField(choices=Visibility.choices, required=False,
-                                                 default=Visibility.WORKSPACE,
-                                                 help_text="What documents that name no access of their own get.")
-    default_acl = serializers.SerializerMethodField(
-        help_text="Principal specs new documents inherit; shown to the tenant's admins only (null otherwise).")
-    members_may_upload = serializers.BooleanField(required=False, default=False,
-                                                  help_text="Members and analysts may upload files into it.")
-    corpus = serializers.SerializerMethodField()
-
-    def get_corpus(self, obj) -> str:
-        return "platform" if obj.tenant_id == self.context["authority"].platform_tenant_id else "tenant"
-
-    def get_default_acl(self, obj) -> list[str] | None:
-        authority = self.context["authority"]
-        if not authority.is_admin or obj.tenant_id != authority.tenant_id:
-            return None
-        return [f"{p.kind}:{p.key}" for p in obj.default_acl.all()]
-
-
-class SourceCreateSerializer(SourceSerializer):
-    default_acl = serializers.ListField(
-        child=serializers.CharField(), required=False, default=list,
-        help_text="Principal specs (group:hr, email:a@b.c, user:<id>) documents without their own access inherit.")
-
-
-class SourceUpdateSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=Source.Kind.choices, required=False)
-    name = serializers.CharField(max_length=200, required=False)
-    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
-    default_visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
-    default_acl = serializers.ListField(child=serializers.CharField(), required=False)
-    members_may_upload = serializers.BooleanField(required=False)
-
-
-class SourceListApi(AuthorityAPIView):
-    @extend_schema(
-        summary="List sources",
-        description=("The sources whose records the caller's tenant reads: its own sources and those of the "
-                     "platform-wide corpus (`corpus` says which). Another tenant's sources never appear."),
-        responses=SourceSerializer(many=True),
-    )
-    def get(self, request, **kwargs):
-        sources = selectors.sources_list(self.authority).prefetch_related("default_acl")
-        return Response(SourceSerializer(sources, many=True, context={"authority": self.authority}).data)
-
-    @role_required("admin")
-    @extend_schema(summary="Create a source (admin)",
-                   description=("Adds a source (wiki, tickets, chat, upload, folder, ...) to the caller's tenant."),
-                   request=SourceCreateSerializer, responses={201: SourceSerializer},
-                   examples=[OpenApiExample("wiki", value={"kind": "wiki", "name": "Team wiki",
-                                                           "base_url": "https://wiki.example.com/"})])
-    def post(self, request, **kwargs):
-        data = _valid(SourceCreateSerializer, request.data)
-        source = services.source_create(authority=self.authority, **data)
-        return Response(SourceSerializer(source, context={"authority": self.authority}).data, status=201)
-
-
-class SourceDetailApi(AuthorityAPIView):
-    @extend_schema(summary="A source",
-                   description=("One source of the caller's tenant or of the platform corpus. A source of another "
-                                "tenant answers 404, exactly like one that does not exist."),
-                   responses=SourceSerializer)
-    def get(self, request, source_id: int, **kwargs):
-        source = selectors.source_get(self.authority, source_id) or _not_found()
-        return Response(SourceSerializer(source, context={"authority": self.authority}).data)
-
-    @role_required("admin")
-    @extend_schema(summary="Change a source (admin)",
-                   description=("Renames a source or changes its kind or base URL; only the fields sent change. "
-                                "Tenant admins only, and only their own tenant's sources (never the platform corpus)."),
-                   request=SourceUpdateSerializer, responses=SourceSerializer)
-    def patch(self, request, source_id: int, **kwargs):
-        source = self._writable(source_id)
-        data = _valid(SourceUpdateSerializer, request.data)
-        source = services.source_update(authority=self.authority, source=source, **data)
-        return Response(SourceSerializer(source, context={"authority": self.authority}).data)
-
-    @role_required("admin")
-    @extend_schema(summary="Delete a source and its documents (admin)",
-                   description=("Removes the source together with every document and chunk in it, and whatever was "
-                                "derived from those documents. Cannot be undone."),
-                   responses={204: None})
-    def delete(self, request, source_id: int, **kwargs):
-        source = self._writable(source_id)
-        services.source_delete(authority=self.authority, source=source)
-        return Response(status=204)
-
-    def _writable(self, source_id: int) -> Source:
-        return source_writable_or_refuse(self.authority, source_id)
+from .. import selectors, services
+from ..files import FileRefused, file_kind, file_parse
+from ..models import Visibility
+from ..parsing import FORMATS, format_for_filename
+from .common import _not_found, _valid, source_writable_or_refuse
 
 
 class DocumentOutput(serializers.Serializer):
@@ -204,20 +109,7 @@ class DocumentPatchSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
-def _valid(serializer_class, data):
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
 
-
-def _not_found():
-    raise NotFound()
-
-
-def source_writable_or_refuse(authority, source_id: int) -> Source:
-    return change_target(selectors.source_writable(authority, source_id),
-                         readable=lambda: selectors.source_get(authority, source_id) is not None,
-                         refusal="Sources of the platform corpus are read-only to tenants.")
 
 
 def _document_input(data: dict) -> services.DocumentInput:
@@ -460,90 +352,3 @@ class SourceImportApi(AuthorityAPIView):
         counts = services.documents_import(authority=self.authority, source=source,
                                            items=[_document_input(r) for r in data["records"]])
         return Response(counts)
-
-
-# --- uploads -----------------------------------------------------------------------------------------------------
-
-class UploadFilesSerializer(serializers.Serializer):
-    files = serializers.ListField(child=serializers.FileField(), allow_empty=False,
-                                  help_text="One or many files; a .zip of a folder adds one document per file.")
-
-
-class UploadItemOutput(serializers.Serializer):
-    position = serializers.IntegerField()
-    name = serializers.CharField()
-    size = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=UploadItem.Status.choices)
-    reason = serializers.CharField()
-    title = serializers.CharField()
-    document_id = serializers.IntegerField(allow_null=True)
-
-
-class UploadBatchOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    source = serializers.SerializerMethodField()
-    status = serializers.ChoiceField(choices=UploadBatch.Status.choices)
-    finished = serializers.SerializerMethodField()
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
-    counts = serializers.SerializerMethodField()
-    items = serializers.SerializerMethodField()
-
-    def get_source(self, obj) -> dict:
-        return {"id": obj.source_id, "name": obj.source.name}
-
-    def get_finished(self, obj) -> bool:
-        return obj.status == UploadBatch.Status.FINISHED
-
-    def get_counts(self, obj) -> dict[str, int]:
-        return uploads.upload_counts(obj)
-
-    @extend_schema_field(UploadItemOutput(many=True))
-    def get_items(self, obj) -> list:
-        return UploadItemOutput(uploads.upload_items(obj), many=True).data
-
-
-class SourceUploadApi(AuthorityAPIView):
-    parser_classes = [MultiPartParser, FormParser]
-
-    @extend_schema(
-        summary="Upload files into a source",
-        description=(
-            "Multipart with one or many `files` (text, Markdown, HTML, JSON records, PDF, DOCX, PPTX, XLSX, CSV, "
-            "EML, or a .zip of a folder — one document per file, its path kept as the external id). Limits "
-            "(file size, file count, batch bytes, zip members, uncompressed size, compression ratio) are checked "
-            "before anything is parsed; a file over one is recorded `refused` with the reason. Answers 202 with "
-            "the batch; files are processed after the request (poll `GET /uploads/<id>`). Tenant admins may "
-            "upload into any of their sources; members and analysts only into a source with "
-            "`members_may_upload`, and their documents take the source's default access. Another tenant's "
-            "source is 404."
-        ),
-        request={"multipart/form-data": UploadFilesSerializer},
-        responses={202: UploadBatchOutput},
-    )
-    def post(self, request, source_id: int, **kwargs):
-        source = change_target(uploads.source_for_upload(self.authority, source_id),
-                               readable=lambda: selectors.source_get(self.authority, source_id) is not None,
-                               refusal="Sources of the platform corpus take no uploads.")
-        if not services.source_upload_allowed(self.authority, source):
-            raise PermissionDenied("this source does not take uploads from members; ask a tenant admin")
-        files = request.FILES.getlist("files") or request.FILES.getlist("file")
-        if not files:
-            raise ValidationError({"files": "choose at least one file"})
-        batch = uploads.upload_batch_create(authority=self.authority, source=source,
-                                            files=uploads.uploaded_files_read(files))
-        batch.refresh_from_db()
-        return Response(UploadBatchOutput(batch).data, status=status.HTTP_202_ACCEPTED)
-
-
-class UploadDetailApi(AuthorityAPIView):
-    @extend_schema(
-        summary="An upload batch and each file's outcome",
-        description=("Status (`pending`, `processing`, `finished`), counts by outcome and every file with its "
-                     "outcome (`added`, `updated`, `unchanged`, `refused`, `failed`) and reason. Visible to the "
-                     "uploader and the tenant's admins; anyone else gets 404."),
-        responses=UploadBatchOutput,
-    )
-    def get(self, request, upload_id: int, **kwargs):
-        batch = uploads.upload_batch_get(self.authority, upload_id) or _not_found()
-        return Response(UploadBatchOutput(batch).data)
