@@ -64,11 +64,9 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
-class QueryStringLimitMiddleware:
-    """More query parameters than DATA_UPLOAD_MAX_NUMBER_FIELDS: a 400 with a message, before anything reads
-    `request.GET`. Django raises TooManyFieldsSent on every read of it, and everything after the first read
-    reads it again — DRF's content negotiation inside its own error handling, the DEBUG error page — so the
-    request ended in a 500 (issue #11: a 5xx on hostile input is a bug)."""
+class _SyncAndAsyncMiddleware:
+    """A middleware that serves both sync and async stacks: it becomes a coroutine function when the next
+    handler is one (Django's adaptation rule), and subclasses branch on that in `__call__`."""
 
     sync_capable = True
     async_capable = True
@@ -77,6 +75,13 @@ class QueryStringLimitMiddleware:
         self.get_response = get_response
         if iscoroutinefunction(self.get_response):
             markcoroutinefunction(self)
+
+
+class QueryStringLimitMiddleware(_SyncAndAsyncMiddleware):
+    """More query parameters than DATA_UPLOAD_MAX_NUMBER_FIELDS: a 400 with a message, before anything reads
+    `request.GET`. Django raises TooManyFieldsSent on every read of it, and everything after the first read
+    reads it again — DRF's content negotiation inside its own error handling, the DEBUG error page — so the
+    request ended in a 500 (issue #11: a 5xx on hostile input is a bug)."""
 
     def __call__(self, request: HttpRequest):
         refusal = self._refusal(request)
@@ -99,18 +104,10 @@ class QueryStringLimitMiddleware:
         return None
 
 
-class DatabaseScopeMiddleware:
+class DatabaseScopeMiddleware(_SyncAndAsyncMiddleware):
     """Each request starts with no database scope — its queries see no tenant rows — until authentication binds
     the caller's (groundwork/rls.py). A streamed body is produced after the view returns, so its iterator runs
     under the scope the view ended with."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable) -> None:
-        self.get_response = get_response
-        if iscoroutinefunction(self.get_response):
-            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest):
         if iscoroutinefunction(self):
