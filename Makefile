@@ -8,12 +8,13 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve serve-prod migrate seed test lint worker bench clean-db help browser
+.PHONY: venv run serve serve-prod migrate seed test layers lint worker bench clean-db help browser
 
 help:
 	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT)"
 	@echo "make serve-prod - the production server (gunicorn, bounded connection pools) on http://$(HOST):$(PORT)"
-	@echo "make test   - install and run the whole test suite"
+	@echo "make test   - install, check the import layers, run the whole test suite"
+	@echo "make layers - the import contracts (pyproject.toml [tool.importlinter]): apps import only apps below them"
 	@echo "make worker - a Celery worker (needs CELERY_BROKER_URL)"
 	@echo "make bench  - benchmarks into var/bench/"
 	@echo "make lint   - ruff"
@@ -54,7 +55,13 @@ browser:
 	  else echo "browser tests will skip: install chromium and chromium-driver (Debian) to run them"; fi; \
 	fi
 
+# The import contracts first: a broken layer fails in a second, before a 20-minute suite (tests/test_layers.py
+# checks them again, with what import-linter cannot see).
+layers: venv
+	$(BIN)/lint-imports --no-cache
+
 test: venv browser
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/with_redis.py $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: venv

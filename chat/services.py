@@ -19,6 +19,7 @@ from chat.models import AccessRequest, Conversation, GapEvent, Message
 from groundwork.authority import Authority
 from groundwork.models import Membership, Principal, Tenant
 from groundwork.services import principal_ensure
+from groundwork.task_queue import enqueue_on_commit
 from knowledge.access import readable_documents
 from knowledge.models import DocumentAcl
 from knowledge.services import document_acl_set
@@ -39,8 +40,6 @@ def answer_record(authority: Authority, *, conversation: Conversation, question:
                   lexical_only: bool = False, context_document_ids: Sequence[int] = ()) -> Message:
     """The question and its answer, atomically; the groundedness check is queued after commit.
     `context_document_ids`: the records behind the history the model was shown (see `conversation_history`)."""
-    from chat.tasks import answer_verify_task
-
     verification = {"status": "pending"} if verify else {"status": "not_applicable"}
     with transaction.atomic():
         Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question,
@@ -52,8 +51,7 @@ def answer_record(authority: Authority, *, conversation: Conversation, question:
             context_document_ids=sorted(set(context_document_ids)),
         )
         if verify:
-            message_id = message.pk
-            transaction.on_commit(lambda: answer_verify_task.delay(message_id))
+            enqueue_on_commit("chat.answer_verify", message.pk)
     return message
 
 

@@ -16,6 +16,7 @@ from django.db.models.functions import Greatest
 
 from groundwork.authority import Authority
 from groundwork.modelclient import ModelError
+from groundwork.task_queue import enqueue_on_commit
 from knowledge.hooks import DocumentChange
 from knowledge.models import Chunk
 
@@ -152,9 +153,8 @@ def documents_changed(changes: Sequence[DocumentChange]) -> None:
         sql.orphan_claims_close(sorted(touched))
     to_extract = sorted({c.document_id for c in changes if c.event in ("created", "changed", "resumed")})
     if to_extract and settings.FINDINGS_EXTRACTOR != "none":
-        from .tasks import document_extract_task
-
-        transaction.on_commit(lambda: [document_extract_task.delay(i) for i in to_extract])
+        for document_id in to_extract:
+            enqueue_on_commit("findings.tasks.document_extract_task", document_id)
 
 
 # --- the review queue ---------------------------------------------------------------------------------------

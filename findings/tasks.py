@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 
 from knowledge.models import Chunk
+from knowledge.resume import resume_range
 
 from .models import ProjectionQuality
 from .services import ExtractionFailed, chunk_extract
@@ -70,8 +71,6 @@ def chunk_extract_task(self, chunk_id: int) -> dict:
 def extraction_resume_task() -> int:
     """Celery beat: queue again the extraction of recent chunks the configured extractor has not audited — their
     task message was lost (see knowledge/resume.py). At most 1,000 chunks a sweep."""
-    from knowledge.resume import resume_range
-
     if settings.FINDINGS_EXTRACTOR == "none":
         return 0
     oldest, newest = resume_range()

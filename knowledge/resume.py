@@ -17,6 +17,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from groundwork.task_queue import enqueue
+
 from .models import Chunk, UploadBatch
 
 EMBED_TASK_DOCUMENTS = 50  # documents per re-queued embedding task
@@ -30,19 +32,17 @@ def resume_range() -> tuple[datetime, datetime]:
 
 def work_resume(*, limit: int = 1000) -> dict[str, int]:
     """Queue again unfinished upload batches and the embedding of chunks without a vector."""
-    from .tasks import chunks_embed_task, upload_batch_process_task
-
     oldest, newest = resume_range()
     batches = list(UploadBatch.objects.filter(status__in=[UploadBatch.Status.PENDING, UploadBatch.Status.PROCESSING],
                                               created_at__gte=oldest, created_at__lt=newest)
                    .order_by("pk").values_list("pk", flat=True)[:limit])
     for batch_id in batches:
-        upload_batch_process_task.delay(batch_id)
+        enqueue("knowledge.tasks.upload_batch_process_task", batch_id)
     documents: list[int] = []
     if settings.EMBEDDER != "none":
         documents = list(Chunk.objects.filter(embedding__isnull=True, document__ingested_at__gte=oldest,
                                               document__ingested_at__lt=newest)
                          .order_by("document_id").values_list("document_id", flat=True).distinct()[:limit])
         for start in range(0, len(documents), EMBED_TASK_DOCUMENTS):
-            chunks_embed_task.delay(documents[start:start + EMBED_TASK_DOCUMENTS])
+            enqueue("knowledge.tasks.chunks_embed_task", documents[start:start + EMBED_TASK_DOCUMENTS])
     return {"upload_batches": len(batches), "documents_to_embed": len(documents)}

@@ -19,6 +19,7 @@ from django.utils import timezone
 from groundwork.authority import Authority
 from groundwork.models import Principal, Tenant
 from groundwork.services import principal_ensure, principal_parse
+from groundwork.task_queue import enqueue_on_commit
 
 from .access import access_q
 from .chunking import chunk_document
@@ -375,10 +376,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
         chunks_copy(chunk_rows)
         documents_changed_notify(changes)
         if new_chunk_docs:
-            from .tasks import chunks_embed_task
-
-            ids = list(new_chunk_docs)
-            transaction.on_commit(lambda: chunks_embed_task.delay(ids))
+            enqueue_on_commit("knowledge.tasks.chunks_embed_task", list(new_chunk_docs))
     order = {item.external_id: i for i, item in enumerate(items)}
     return sorted(results, key=lambda r: order[r.external_id])
 
@@ -395,9 +393,7 @@ def documents_resume(*, document_ids: Sequence[int]) -> None:
         unembedded = sorted(set(Chunk.objects.filter(document_id__in=[pk for pk, _ in rows], embedding__isnull=True)
                                 .values_list("document_id", flat=True)))
         if unembedded:
-            from .tasks import chunks_embed_task
-
-            transaction.on_commit(lambda: chunks_embed_task.delay(unembedded))
+            enqueue_on_commit("knowledge.tasks.chunks_embed_task", unembedded)
 
 
 def _chunk_row(document_id: int, ordinal: int, span, text: str, location: str = "") -> tuple:

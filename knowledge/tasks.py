@@ -3,6 +3,8 @@ import logging
 from celery import shared_task
 
 from .embedding import chunks_embed
+from .resume import work_resume
+from .uploads import upload_batch_process
 
 logger = logging.getLogger(__name__)
 
@@ -32,14 +34,10 @@ def chunks_embed_task(self, document_ids: list[int]) -> dict:
 def upload_batch_process_task(self, batch_id: int) -> dict:
     """Parse and ingest an upload batch's pending items. Takes the id and re-fetches; safe to run twice
     (processed items are skipped, ingestion is idempotent by content hash)."""
-    from .uploads import upload_batch_process
-
     return upload_batch_process(batch_id=batch_id)
 
 
 @shared_task(acks_late=True, soft_time_limit=120, time_limit=150)
 def work_resume_task() -> dict:
     """Celery beat: queue again ingestion and embedding whose task message was lost (knowledge/resume.py)."""
-    from .resume import work_resume
-
     return work_resume()

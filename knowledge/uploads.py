@@ -25,6 +25,7 @@ from django.utils import timezone
 from groundwork.authority import Authority
 from groundwork.models import Tenant
 from groundwork.selectors import AuthorityDenied, authority_for_service, authority_for_user
+from groundwork.task_queue import enqueue_on_commit
 
 from .files import FileRefused, ParsedFile, file_kind, file_parse
 from .models import Source, UploadBatch, UploadItem
@@ -163,12 +164,9 @@ def upload_batch_create(*, authority: Authority, source: Source, files: Sequence
     """Record an upload and queue its processing after commit. `files`: (name, bytes) or (name, bytes, size)
     — see uploaded_files_read. Raises PermissionDenied when the caller may not upload into the source,
     ValidationError when no file was given."""
-    from .tasks import upload_batch_process_task
-
     with transaction.atomic():
         batch = upload_batch_record(authority=authority, source=source, files=files)
-        batch_id = batch.pk
-        transaction.on_commit(lambda: upload_batch_process_task.delay(batch_id))
+        enqueue_on_commit("knowledge.tasks.upload_batch_process_task", batch.pk)
     return batch
 
 

@@ -4,6 +4,7 @@ loaded by `make run` through the normal ingestion path. Safe to load twice (idem
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 from django.utils.dateparse import parse_datetime
@@ -21,6 +22,14 @@ def _when(value):
     return parse_datetime(value) if value else None
 
 
+def corpus_times(document: dict) -> dict[str, datetime | None]:
+    """The timestamps of one document of a corpus file, as DocumentInput fields (observed defaults to updated).
+    Public: the findings bench builds renamed copies of the corpus with it."""
+    return {"created_at": _when(document.get("created_at")), "updated_at": _when(document.get("updated_at")),
+            "observed_at": _when(document.get("observed_at") or document.get("updated_at")),
+            "expires_at": _when(document.get("expires_at"))}
+
+
 def corpus_file_load(*, tenant: Tenant, path: Path) -> dict[str, int]:
     data = json.loads(path.read_text())
     authority = authority_for_service(tenant=tenant, service_name="sample-loader", role="admin")
@@ -35,9 +44,8 @@ def corpus_file_load(*, tenant: Tenant, path: Path) -> dict[str, int]:
         items = [
             DocumentInput(
                 external_id=d["external_id"], title=d["title"], body=d["text"], format=d.get("format", "text"),
-                record_url=d.get("record_url", ""), author=d.get("author"), created_at=_when(d.get("created_at")),
-                updated_at=_when(d.get("updated_at")), observed_at=_when(d.get("observed_at") or d.get("updated_at")),
-                expires_at=_when(d.get("expires_at")), metadata=d.get("metadata") or {},
+                record_url=d.get("record_url", ""), author=d.get("author"), **corpus_times(d),
+                metadata=d.get("metadata") or {},
                 visibility=d.get("visibility", "workspace"), acl=tuple(d.get("acl") or ()),
             )
             for d in data["documents"] if d["source"] == key
