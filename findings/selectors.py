@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import (
     BooleanField,
     Case,
@@ -26,8 +27,9 @@ from django.db.models.query import ModelIterable
 
 from groundwork.authority import Authority
 from knowledge.access import access_q
+from knowledge.models import Chunk
 
-from .models import Claim, ClaimEvidence, Entity, RelationType
+from .models import Claim, ClaimEvidence, Entity, ProjectionQuality, RelationType
 from .ontology import RelationSpec
 
 
@@ -46,6 +48,20 @@ def ontology_specs() -> list[RelationSpec]:
             subject_kinds=tuple(subject_kinds or ()), object_kinds=tuple(object_kinds or ()),
         ))
     return specs
+
+
+def chunks_to_extract(*, document_id: int, force: bool = False) -> list[int]:
+    """Ids of the document's chunks, in order, that the configured extractor has not audited yet (all with
+    `force`). A system read for the extraction pipeline (its task and `manage.py extract_findings`), which act
+    for no caller on ids they were handed: it returns ids only, never content.
+
+    A metadata-only change also arrives as "changed" and must not pay for model calls again; a content change
+    replaces the chunks, so the new ones have no audit yet."""
+    chunks = Chunk.objects.filter(document_id=document_id).order_by("ordinal")
+    if not force:
+        done = ProjectionQuality.objects.filter(chunk=OuterRef("pk"), extractor=settings.FINDINGS_EXTRACTOR)
+        chunks = chunks.exclude(Exists(done))
+    return list(chunks.values_list("pk", flat=True))
 
 
 # --- claims: every read goes through the caller's evidence access ------------------------------------------

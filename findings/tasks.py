@@ -12,6 +12,7 @@ from knowledge.models import Chunk
 from knowledge.resume import resume_range
 
 from .models import ProjectionQuality
+from .selectors import chunks_to_extract
 from .services import ExtractionFailed, chunk_extract
 
 logger = logging.getLogger(__name__)
@@ -19,17 +20,9 @@ logger = logging.getLogger(__name__)
 
 @shared_task(acks_late=True, soft_time_limit=60, time_limit=90)
 def document_extract_task(document_id: int, force: bool = False) -> int:
-    """Fan out one extraction task per chunk of the document (gone → nothing to do).
-
-    Chunks the configured extractor already audited are skipped unless `force`: a metadata-only change also
-    arrives as "changed", and must not pay for model calls again. A content change replaces the chunks, so
-    the new ones have no audit yet.
-    """
-    chunks = Chunk.objects.filter(document_id=document_id).order_by("ordinal")
-    if not force:
-        done = ProjectionQuality.objects.filter(chunk=OuterRef("pk"), extractor=settings.FINDINGS_EXTRACTOR)
-        chunks = chunks.exclude(Exists(done))
-    ids = list(chunks.values_list("pk", flat=True))
+    """Fan out one extraction task per chunk of the document (gone → nothing to do). Chunks the configured
+    extractor already audited are skipped unless `force` (see chunks_to_extract)."""
+    ids = chunks_to_extract(document_id=document_id, force=force)
     if not ids:
         logger.info("document %s: no chunks left to extract", document_id)
     for chunk_id in ids:
