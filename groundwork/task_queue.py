@@ -39,4 +39,9 @@ def enqueue_on_commit(name: str, *args) -> None:
     """Queue the task once the current transaction commits, so the worker finds the rows it is handed
     (immediately when no transaction is open, as Django's on_commit does)."""
     task = task_by_name(name)
-    transaction.on_commit(lambda: task.delay(*args))
+
+    def queue() -> None:
+        task.delay(*args)
+
+    queue.task_name = name  # what a test capturing on-commit callbacks can tell them apart by
+    transaction.on_commit(queue)

@@ -98,7 +98,7 @@ def test_verification_runs_after_commit_and_is_flag_only(world, corpus, no_cache
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         final = ask_json(client, "How long do laptop replacements take?").json()
     assert final["verification"] == {"status": "pending"}
-    assert any(c.__qualname__.startswith("answer_record") for c in callbacks)
+    assert any(getattr(c, "task_name", None) == "chat.answer_verify" for c in callbacks)
     stored = client.get(f"/api/v1/answers/{final['message_id']}").json()
     verification = stored["verification"]
     assert verification["status"] == "done" and verification["total"] >= 1

@@ -48,6 +48,8 @@ def test_enqueue_on_commit_waits_for_the_commit_and_a_rollback_drops_it(verify_c
     with transaction.atomic():
         enqueue_on_commit("chat.answer_verify", 7)
         assert verify_calls == []  # the worker must find committed rows
+        [callback] = transaction.get_connection().run_on_commit[-1:]
+        assert callback[1].task_name == "chat.answer_verify"  # how tests capturing callbacks tell them apart
     assert verify_calls == [(7,)]
     with pytest.raises(RuntimeError), transaction.atomic():
         enqueue_on_commit("chat.answer_verify", 8)

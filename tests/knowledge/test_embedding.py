@@ -89,7 +89,7 @@ def test_onnx_embeds_into_the_active_space_after_commit_and_only_once(world, sou
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         _ingest(world, source)
     # one embedding task per committed batch (document listeners, e.g. findings, may add their own callbacks)
-    assert len([c for c in callbacks if c.__qualname__.startswith("documents_ingest.")]) == 1
+    assert len([c for c in callbacks if getattr(c, "task_name", None) == "knowledge.tasks.chunks_embed_task"]) == 1
     space = EmbeddingSpace.objects.get(is_active=True)
     assert (space.model_id, space.dimension) == (embedder.model_id, 384)
     chunks = list(Chunk.objects.filter(document__source=source))
