@@ -8,6 +8,7 @@ from groundwork.admin_scoping import (
     TenantScopedAdmin,
     TenantScopedInline,
     admin_authority,
+    tenant_path_set,
     verbose_names_set,
 )
 from groundwork.models import Tenant
@@ -16,6 +17,7 @@ from .grounding import REJECTION_REASONS
 from .models import Claim, ClaimEvidence, Entity, ModelUsage, ProjectionQuality, RelationType, ReviewItem
 from .services import ReviewItemNotFound, review_item_approve, review_item_reject
 
+tenant_path_set(ClaimEvidence, "claim__tenant")  # no admin of its own, but FK choices elsewhere
 verbose_names_set(Entity, "entity", "entities")
 verbose_names_set(ClaimEvidence, "claim evidence", "claim evidence")
 verbose_names_set(ProjectionQuality, "projection quality", "projection quality")

@@ -105,14 +105,14 @@ def admin_authority(request, tenant: Tenant) -> Authority:
     return authority
 
 
-# Paths to the tenant for models that have no admin of their own but appear as FK / M2M choices.
-_UNREGISTERED_TENANT_PATHS = {
-    "knowledge.chunk": "tenant",
-    "knowledge.accessclass": "tenant",
-    "knowledge.documentacl": "document__tenant",
-    "knowledge.sourceacl": "source__tenant",
-    "findings.claimevidence": "claim__tenant",
-}
+# Paths to the tenant for models that have no admin of their own but appear as FK / M2M choices. The apps
+# above fill it from their admin modules (tenant_path_set): the platform layer names none of their models.
+_unregistered_tenant_paths: dict[type[Model], str] = {}
+
+
+def tenant_path_set(model: type[Model], tenant_path: str) -> None:
+    """How rows of `model`, which has no ModelAdmin of its own, reach their tenant (see tenant_path_for)."""
+    _unregistered_tenant_paths[model] = tenant_path
 
 
 def tenant_path_for(model: type[Model], site: admin.AdminSite | None = None) -> str | None:
@@ -125,7 +125,7 @@ def tenant_path_for(model: type[Model], site: admin.AdminSite | None = None) -> 
         return model_admin.tenant_path
     if model is get_user_model():
         return "memberships__tenant"
-    return _UNREGISTERED_TENANT_PATHS.get(model._meta.label_lower)
+    return _unregistered_tenant_paths.get(model)
 
 
 def queryset_scope(queryset: QuerySet, tenant_ids: frozenset[int] | None, tenant_path: str | None) -> QuerySet:

@@ -20,6 +20,7 @@ from groundwork.admin_scoping import (
     principal_label,
     queryset_scope,
     request_tenant_ids,
+    tenant_path_set,
     verbose_names_set,
 )
 from groundwork.models import Principal
@@ -37,6 +38,11 @@ from .services import (
 )
 
 verbose_names_set(AccessClass, "access class", "access classes")
+# No admin of their own, but FK / M2M choices elsewhere: how their rows reach the tenant.
+tenant_path_set(Chunk, "tenant")
+tenant_path_set(AccessClass, "tenant")
+tenant_path_set(DocumentAcl, "document__tenant")
+tenant_path_set(SourceAcl, "source__tenant")
 verbose_names_set(DocumentAcl, "document ACL entry", "document ACL entries")
 verbose_names_set(SourceAcl, "source default ACL entry", "source default ACL entries")
 

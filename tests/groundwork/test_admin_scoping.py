@@ -435,3 +435,13 @@ def test_group_member_inline_refuses_another_tenants_member(world, operator):
     response = operator.post(_url(Principal, "change", group.pk), data)
     assert response.status_code == 200 and "must belong to the same tenant" in response.content.decode()
     assert not GroupMembership.objects.filter(group=group, member=world.groups["globex-hr"]).exists()
+
+
+def test_the_apps_name_the_tenant_path_of_their_models_without_an_admin():
+    """groundwork names no model of the apps above it; their admin modules register these (tenant_path_set)."""
+    from findings.models import ClaimEvidence
+    from groundwork.admin_scoping import tenant_path_for
+    from knowledge.models import AccessClass, Chunk, DocumentAcl, SourceAcl
+
+    paths = [tenant_path_for(model) for model in (Chunk, AccessClass, DocumentAcl, SourceAcl, ClaimEvidence)]
+    assert paths == ["tenant", "tenant", "document__tenant", "source__tenant", "claim__tenant"]
