@@ -6,12 +6,12 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
 
 from .selectors import AuthorityDenied, authority_for_api_key, authority_for_user
+from .task_queue import enqueue_on_commit
 
 # Usage is recorded at most this often per key, so authentication adds no write to most requests.
 USE_RECORD_INTERVAL = timedelta(minutes=5)
@@ -67,10 +67,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             _raise(denied)
         now = timezone.now()
         if key.last_used_at is None or now - key.last_used_at > USE_RECORD_INTERVAL:
-            from .tasks import api_key_use_record_task
-
-            request_id, key_id = str(uuid.uuid4()), key.pk
-            transaction.on_commit(lambda: api_key_use_record_task.delay(key_id, request_id, now.isoformat()))
+            enqueue_on_commit("groundwork.tasks.api_key_use_record_task", key.pk, str(uuid.uuid4()), now.isoformat())
         user = key.owner if key.owner_id else ServiceCaller(authority.service_name or "service")
         return user, authority
 

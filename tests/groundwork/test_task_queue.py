@@ -71,3 +71,22 @@ def test_without_a_broker_the_task_runs_inline(monkeypatch):
     monkeypatch.setattr(document_extract_task, "run", lambda document_id, force=False: ran.append(document_id) or 0)
     enqueue("findings.tasks.document_extract_task", 123)
     assert ran == [123]
+
+
+def test_with_a_broker_the_task_is_sent_not_run(monkeypatch):
+    """CELERY_BROKER_URL set → not eager: the message goes to the broker (here the in-memory transport) with
+    the task's registered name, for a worker to run; nothing runs in the caller."""
+    from groundwork import celery_app
+
+    task = task_by_name("findings.tasks.document_extract_task")
+    monkeypatch.setattr(task, "run", lambda *args, **kwargs: pytest.fail("ran in the caller"))
+    celery_app.conf.task_always_eager = False  # (tests/conftest.py sets it for the session)
+    try:
+        enqueue("findings.tasks.document_extract_task", 123)
+        with celery_app.connection_for_read() as conn:
+            message = conn.SimpleQueue(celery_app.conf.task_default_queue).get(timeout=5)
+            message.ack()
+    finally:
+        celery_app.conf.task_always_eager = True
+    assert message.headers["task"] == "findings.tasks.document_extract_task"
+    assert message.payload[0] == [123]
