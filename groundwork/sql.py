@@ -157,6 +157,26 @@ def tenant_column_read_sql(*, table: str, column: str) -> sql.Composed:
     return sql.SQL("SELECT {} FROM {}").format(sql.Identifier(column), sql.Identifier(table))
 
 
+def child_key_read_sql(*, table: str, chain: tuple[tuple[str, str, str], ...]) -> sql.Composed:
+    """Every row's first parent key, with no filter (the RLS probe on a parent-scoped table). Not joined to the
+    parent: the parent's own policy would hide exactly the child rows whose leak the probe looks for."""
+    return sql.SQL("SELECT {} FROM {}").format(sql.Identifier(chain[0][0]), sql.Identifier(table))
+
+
+def child_tenant_map_sql(*, table: str, chain: tuple[tuple[str, str, str], ...], column: str) -> sql.Composed:
+    """(first parent key, tenant) for every row of a parent-scoped table, through its chain of parents: the
+    probe's reference, read in a system scope."""
+    joins = []
+    for depth, (fk_column, parent, key) in enumerate(chain, start=1):
+        referrer = sql.Identifier("t") if depth == 1 else sql.Identifier(f"p{depth - 1}")
+        joins.append(sql.SQL("JOIN {} {} ON {}.{} = {}.{}").format(
+            sql.Identifier(parent), sql.Identifier(f"p{depth}"), sql.Identifier(f"p{depth}"), sql.Identifier(key),
+            referrer, sql.Identifier(fk_column)))
+    return sql.SQL("SELECT DISTINCT t.{}, {}.{} FROM {} t {}").format(
+        sql.Identifier(chain[0][0]), sql.Identifier(f"p{len(chain)}"), sql.Identifier(column), sql.Identifier(table),
+        sql.SQL(" ").join(joins))
+
+
 # The live definition of the statistics function (frozen copy: migration 0002_row_level_security; a change
 # here needs a new migration, and tests/knowledge/test_db_functions.py fails until they agree). Why in the
 # database: pg_stats hides the statistics of a table whose row security applies to the reader, and the lexical

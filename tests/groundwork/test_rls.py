@@ -231,6 +231,28 @@ def test_1000_alternating_transactions_on_shared_connections_leak_nothing(world)
     assert (result.leaks, result.misses) == (0, 0)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_probe_reads_child_tables_and_sees_a_leak_when_their_policy_goes(world):
+    """The probe reads the parent-scoped tables too, so a child table without its wall shows up as leaks."""
+    from groundwork.rls import owner_session
+    from groundwork.rls_tables import rls_policies_apply
+    from groundwork.sql import table_policies_drop_sql
+
+    _seed(world)
+    callers = (world.authority(world.admin), world.authority(world.outsider, world.globex))
+    assert alternating_transactions(callers, transactions=40, threads=2).leaks == 0
+    with owner_session(connection.alias), connection.cursor() as cursor:
+        for statement in table_policies_drop_sql(table="chat_message"):
+            cursor.execute(statement)
+    try:
+        result = alternating_transactions(callers, transactions=40, threads=2)
+        # each transaction sees the other tenant's message (and no longer misses its own)
+        assert result.leaks >= 40 and result.misses == 0
+    finally:
+        with owner_session(connection.alias):
+            rls_policies_apply(using=connection.alias)
+
+
 def test_an_api_request_runs_in_its_callers_scope(world):
     """The key's tenant becomes the request's database scope: a globex caller's request sees no acme row even
     where the query itself has no tenant filter (the document detail looks the id up through the access path,
