@@ -1,11 +1,11 @@
 """Row-level security: the second wall behind the access path.
 
-Every tenant-scoped table (a model with a foreign key to `Tenant`) has RLS enabled *and forced*, with
-policies that admit a row only when its tenant is in the current transaction's setting
-`groundwork.tenant_ids` (reads: the caller's tenant plus the platform corpus) or `groundwork.write_tenant_ids`
-(writes: the caller's own tenant), or when the transaction runs in a named system scope
-(`groundwork.system_scope`). Connections run as the role `settings.DATABASE_APP_ROLE`, which owns no table
-and has no BYPASSRLS; only `migrate`, `flush` and schema changes (`owner_session`) run as the owner.
+Every tenant-scoped table (a model with a foreign key to `Tenant`, or reaching one through its parents: see
+groundwork/rls_tables.py) has RLS enabled *and forced*, with policies that admit a row only when its tenant is
+in the current transaction's setting `groundwork.tenant_ids` (reads: the caller's tenant plus the platform
+corpus) or `groundwork.write_tenant_ids` (writes: the caller's own tenant), or when the transaction runs in a
+named system scope (`groundwork.system_scope`). Connections run as the role `settings.DATABASE_APP_ROLE`, which
+owns no table and has no BYPASSRLS; only `migrate`, `flush` and schema changes (`owner_session`) run as the owner.
 
 Who decides the scope: the code that resolved the caller. `scope_bind(authority)` after authentication
 (API, pages, admin); `system_scope(reason)` for the few callers that act for no tenant (authentication's own
@@ -206,6 +206,18 @@ def _role_set(wrapper) -> None:
             cursor.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(settings.DATABASE_APP_ROLE)))
     except errors.InvalidParameterValue as exc:
         from django.core.exceptions import ImproperlyConfigured
+
+        from .sql import SCHEMA_NEVER_MIGRATED
+
+        with wrapper.connection.cursor() as cursor:
+            cursor.execute(SCHEMA_NEVER_MIGRATED)
+            never_migrated = cursor.fetchone()[0]
+        if never_migrated:
+            # A fresh database (the embedded server's first start): no table, so no row to guard yet; the first
+            # `migrate` creates the role, and every connection after it runs as the role. Anything else without
+            # the role (tables but no role) fails closed below.
+            logger.warning("database never migrated: running as the login role until `manage.py migrate`")
+            return
 
         raise ImproperlyConfigured(
             f"the database role {settings.DATABASE_APP_ROLE!r} does not exist: run `manage.py migrate` "

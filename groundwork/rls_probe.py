@@ -17,8 +17,8 @@ from django.db import connection, connections, transaction
 
 from .authority import Authority
 from .rls import system_scope, tenant_scope
-from .rls_tables import tenant_scoped_tables
-from .sql import tenant_column_read_sql
+from .rls_tables import parent_scoped_tables, tenant_scoped_tables
+from .sql import child_key_read_sql, child_tenant_map_sql, tenant_column_read_sql
 
 
 @dataclass(frozen=True)
@@ -29,13 +29,21 @@ class ProbeResult:
     rows_read: int
 
 
-def _tenant_counts() -> dict[str, Counter]:
+def _tenant_counts() -> tuple[dict[str, Counter], dict[str, dict[int, int]]]:
+    """Rows per tenant of every policed table, and for each parent-scoped table its parent keys' tenants, read
+    in a system scope."""
     counts: dict[str, Counter] = {}
+    key_tenants: dict[str, dict[int, int]] = {}
     with system_scope("rls-probe:expected-counts"), connection.cursor() as cursor:
         for table, column in tenant_scoped_tables().items():
             cursor.execute(tenant_column_read_sql(table=table, column=column))
             counts[table] = Counter(row[0] for row in cursor.fetchall())
-    return counts
+        for table, (chain, column) in parent_scoped_tables().items():
+            cursor.execute(child_tenant_map_sql(table=table, chain=chain, column=column))
+            key_tenants[table] = dict(cursor.fetchall())
+            cursor.execute(child_key_read_sql(table=table, chain=chain))
+            counts[table] = Counter(key_tenants[table].get(row[0]) for row in cursor.fetchall())
+    return counts, key_tenants
 
 
 def alternating_transactions(callers: tuple[Authority, Authority], *, transactions: int = 1000,
@@ -44,8 +52,9 @@ def alternating_transactions(callers: tuple[Authority, Authority], *, transactio
     (atomic), odd ones autocommit statements (one transaction each); the caller alternates every time.
     Needs committed data: other threads cannot see a test's open transaction."""
     tables = tenant_scoped_tables()
-    before = _tenant_counts()
-    expected = {caller.tenant_id: sum(before[t][tid] for t in tables for tid in caller.corpus_tenant_ids)
+    children = parent_scoped_tables()
+    before, key_tenants = _tenant_counts()
+    expected = {caller.tenant_id: sum(before[t][tid] for t in before for tid in caller.corpus_tenant_ids)
                 for caller in callers}
     totals = Counter()
     lock = threading.Lock()
@@ -60,9 +69,16 @@ def alternating_transactions(callers: tuple[Authority, Authority], *, transactio
                 seen = 0
                 block = transaction.atomic() if i % 2 == 0 else nullcontext()
                 with tenant_scope(caller), block, connection.cursor() as cursor:
-                    for table, column in tables.items():
-                        cursor.execute(tenant_column_read_sql(table=table, column=column))
-                        for (tenant_id,) in cursor.fetchall():
+                    reads = [(tenant_column_read_sql(table=table, column=column), None)
+                             for table, column in tables.items()]
+                    reads += [(child_key_read_sql(table=table, chain=chain), key_tenants[table])
+                              for table, (chain, _) in children.items()]
+                    for statement, tenant_of in reads:
+                        cursor.execute(statement)
+                        for (value,) in cursor.fetchall():
+                            # A child row whose parent key was unknown beforehand counts as a leak: the
+                            # probe cannot show it belongs to the caller.
+                            tenant_id = value if tenant_of is None else tenant_of.get(value)
                             local["rows"] += 1
                             if tenant_id in allowed:
                                 seen += 1

@@ -64,10 +64,9 @@ SCOPE_APPLY = sql.SQL(
 
 # A policy predicate: the row's tenant is in the list setting, or the transaction runs in a system scope. An
 # unset setting reads as NULL or '' (after a transaction that set it): both admit nothing.
-_ADMITS = (
-    "{column} = ANY (string_to_array(nullif(current_setting({setting}, true), ''), ',')::bigint[]) "
-    "OR coalesce(current_setting('groundwork.system_scope', true), '') <> ''"
-)
+_IN_SETTING = "{column} = ANY (string_to_array(nullif(current_setting({setting}, true), ''), ',')::bigint[])"
+_SYSTEM = "coalesce(current_setting('groundwork.system_scope', true), '') <> ''"
+_ADMITS = f"{_IN_SETTING} OR {_SYSTEM}"
 POLICY_PREFIX = "groundwork_tenant_"
 
 
@@ -78,8 +77,12 @@ def _admits(column: str, setting: str) -> sql.Composed:
 def table_policies_sql(*, table: str, column: str) -> list[sql.Composed]:
     """ENABLE + FORCE (so the owner is bound too, were it ever the runtime role) and one policy per command:
     reads admit the caller's tenant and the platform corpus, writes only the caller's own tenant."""
-    name, reads, writes = sql.Identifier(table), _admits(column, "groundwork.tenant_ids"), _admits(
-        column, "groundwork.write_tenant_ids")
+    return _policies_sql(table, _admits(column, "groundwork.tenant_ids"),
+                         _admits(column, "groundwork.write_tenant_ids"))
+
+
+def _policies_sql(table: str, reads: sql.Composable, writes: sql.Composable) -> list[sql.Composed]:
+    name = sql.Identifier(table)
     statements = [
         sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name),
         sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name),
@@ -92,6 +95,32 @@ def table_policies_sql(*, table: str, column: str) -> list[sql.Composed]:
         statements.append(sql.SQL("DROP POLICY IF EXISTS {} ON {}").format(policy, name))
         statements.append(sql.SQL("CREATE POLICY {} ON {} FOR {} {}").format(policy, name, sql.SQL(command), clause))
     return statements
+
+
+def _parent_admits(table: str, chain: tuple[tuple[str, str, str], ...], column: str, setting: str) -> sql.Composed:
+    """EXISTS over the chain of parents, the last one's tenant column admitted by `setting`. Repeating the tenant
+    condition (rather than trusting the parent's own policies) matters for writes: the parent's SELECT policy
+    also admits the platform corpus, so "the parent is visible" would let a tenant attach rows to platform rows."""
+    condition: sql.Composable | None = None
+    for depth in range(len(chain), 0, -1):  # innermost (the tenant's holder) first
+        fk_column, parent, key = chain[depth - 1]
+        alias = sql.Identifier(f"p{depth}")
+        referrer = sql.Identifier(table) if depth == 1 else sql.Identifier(f"p{depth - 1}")
+        inner = condition if condition is not None else sql.SQL(_IN_SETTING).format(
+            column=sql.SQL("{}.{}").format(alias, sql.Identifier(column)), setting=sql.Literal(setting))
+        condition = sql.SQL("EXISTS (SELECT 1 FROM {parent} {alias} WHERE {alias}.{key} = {referrer}.{fk} "
+                            "AND {inner})").format(parent=sql.Identifier(parent), alias=alias,
+                                                   key=sql.Identifier(key), referrer=referrer,
+                                                   fk=sql.Identifier(fk_column), inner=inner)
+    # The system scope outside the EXISTS: a system caller (authentication's group closure) skips the probes.
+    return sql.SQL("{} OR {}").format(sql.SQL(_SYSTEM), condition)
+
+
+def child_table_policies_sql(*, table: str, chain: tuple[tuple[str, str, str], ...], column: str) -> list[sql.Composed]:
+    """The same four policies for a table whose rows belong to a tenant through parents: `chain` is
+    ((foreign key column, parent table, parent key column), ...) from the table to the one holding `column`."""
+    return _policies_sql(table, _parent_admits(table, chain, column, "groundwork.tenant_ids"),
+                         _parent_admits(table, chain, column, "groundwork.write_tenant_ids"))
 
 
 def table_policies_drop_sql(*, table: str) -> list[sql.Composed]:
@@ -114,6 +143,9 @@ FULLTEXT_LEAKPROOF = sql.SQL(
     "under row-level security cannot use the GIN index (needs a superuser)'; END $$"
 )
 
+# No migration has ever run here (a fresh database): then the application role cannot exist yet either.
+SCHEMA_NEVER_MIGRATED = sql.SQL("SELECT to_regclass('django_migrations') IS NULL")
+
 # Tables that carry our policies (whatever the models say now), for undoing them.
 POLICED_TABLES = sql.SQL(
     "SELECT DISTINCT tablename FROM pg_policies WHERE schemaname = current_schema() AND policyname LIKE %(prefix)s"
@@ -123,6 +155,26 @@ POLICED_TABLES = sql.SQL(
 def tenant_column_read_sql(*, table: str, column: str) -> sql.Composed:
     """Every row's tenant, with no tenant filter: what a query that forgot its filter would see (the RLS probe)."""
     return sql.SQL("SELECT {} FROM {}").format(sql.Identifier(column), sql.Identifier(table))
+
+
+def child_key_read_sql(*, table: str, chain: tuple[tuple[str, str, str], ...]) -> sql.Composed:
+    """Every row's first parent key, with no filter (the RLS probe on a parent-scoped table). Not joined to the
+    parent: the parent's own policy would hide exactly the child rows whose leak the probe looks for."""
+    return sql.SQL("SELECT {} FROM {}").format(sql.Identifier(chain[0][0]), sql.Identifier(table))
+
+
+def child_tenant_map_sql(*, table: str, chain: tuple[tuple[str, str, str], ...], column: str) -> sql.Composed:
+    """(first parent key, tenant) for every row of a parent-scoped table, through its chain of parents: the
+    probe's reference, read in a system scope."""
+    joins = []
+    for depth, (fk_column, parent, key) in enumerate(chain, start=1):
+        referrer = sql.Identifier("t") if depth == 1 else sql.Identifier(f"p{depth - 1}")
+        joins.append(sql.SQL("JOIN {} {} ON {}.{} = {}.{}").format(
+            sql.Identifier(parent), sql.Identifier(f"p{depth}"), sql.Identifier(f"p{depth}"), sql.Identifier(key),
+            referrer, sql.Identifier(fk_column)))
+    return sql.SQL("SELECT DISTINCT t.{}, {}.{} FROM {} t {}").format(
+        sql.Identifier(chain[0][0]), sql.Identifier(f"p{len(chain)}"), sql.Identifier(column), sql.Identifier(table),
+        sql.SQL(" ").join(joins))
 
 
 # The live definition of the statistics function (frozen copy: migration 0002_row_level_security; a change

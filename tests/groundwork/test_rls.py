@@ -7,19 +7,27 @@ import pytest
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.utils import ProgrammingError
+from psycopg import sql
 
+from chat.models import Conversation, Message
 from groundwork.models import Tenant
 from groundwork.rls import DatabaseScope, scope_reset, scope_set, system_scope, tenant_scope
 from groundwork.rls_probe import alternating_transactions
-from groundwork.rls_tables import tenant_scoped_tables
+from groundwork.rls_tables import parent_scoped_tables, tenant_scoped_tables
 from groundwork.sql import tenant_column_read_sql
-from knowledge.models import Chunk, Document, Source
+from knowledge.models import Chunk, Document, DocumentAcl, Source
 from tests.knowledge.conftest import ingest
 
 # Tables the issue names, so discovery that silently finds nothing fails here.
 KNOWN_TENANT_TABLES = {"platform_principal", "platform_membership", "platform_apikey", "knowledge_source",
                        "knowledge_document", "knowledge_chunk", "knowledge_accessclass", "findings_claim",
                        "findings_entity", "chat_conversation", "chat_answercache", "chat_accessrequest"}
+# Tables whose rows belong to a tenant through a parent (issue #11 item 11: RLS on every tenant-scoped table).
+KNOWN_CHILD_TABLES = {"chat_message", "knowledge_documentacl", "knowledge_sourceacl", "findings_claim_evidence",
+                      "knowledge_uploaditem", "platform_groupmembership", "platform_apikeyuse"}
+# Platform-wide: no policy, whatever discovery finds.
+PLATFORM_TABLES = {"auth_user", "django_session", "django_content_type", "axes_accessattempt",
+                   "knowledge_embeddingspace", "platform_tenant"}
 
 
 def _seed(world) -> None:
@@ -27,6 +35,17 @@ def _seed(world) -> None:
         source = Source.objects.create(tenant=tenant, kind="wiki", name=name)
         ingest(world, source, external_id=f"{tenant.slug}-1", title=f"{tenant.slug} handbook",
                body=f"The {tenant.slug} handbook says laptops are replaced every three years.")
+        # Child rows: an ACL row (through the document) and a message (through the conversation).
+        ingest(world, source, external_id=f"{tenant.slug}-hr", title=f"{tenant.slug} restricted",
+               body=f"The {tenant.slug} workforce plan.", visibility="restricted", acl=(f"group:{tenant.slug}-hr",))
+        conversation = Conversation.objects.create(tenant=tenant, service_name="rls-test", title=tenant.slug)
+        Message.objects.create(conversation=conversation, role="user", content=f"{tenant.slug} asks")
+
+
+def _rows(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table)))
+        return cursor.fetchone()[0]
 
 
 def _count(table: str, column: str) -> int:
@@ -66,12 +85,38 @@ def test_every_tenant_scoped_model_has_forced_policies(db):
         assert (enabled, forced, policies) == (True, True, ["DELETE", "INSERT", "SELECT", "UPDATE"]), table
 
 
+def test_every_table_that_reaches_its_tenant_through_a_parent_has_forced_policies(db):
+    from django.apps import apps
+
+    direct = set(tenant_scoped_tables())
+    # Independent of rls_tables' discovery (one hop, which is all the models need today): a model without a
+    # tenant key with a non-null foreign key to a tenant-scoped model.
+    children = {m._meta.db_table for m in apps.get_models(include_auto_created=True)
+                if m._meta.db_table not in direct and m is not Tenant and any(
+                    f.is_relation and f.remote_field is not None and not f.null
+                    and f.remote_field.model._meta.db_table in direct for f in m._meta.concrete_fields)}
+    assert KNOWN_CHILD_TABLES <= children
+    assert children == set(parent_scoped_tables())
+    assert not PLATFORM_TABLES & (children | direct)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity, "
+            "       (SELECT array_agg(p.cmd ORDER BY p.cmd) FROM pg_policies p WHERE p.tablename = c.relname) "
+            "  FROM pg_class c WHERE c.relname = ANY(%s) AND c.relkind = 'r'", [sorted(children | PLATFORM_TABLES)])
+        found = {name: (enabled, forced, policies) for name, enabled, forced, policies in cursor.fetchall()}
+    assert set(found) == children | PLATFORM_TABLES
+    for table in children:
+        assert found[table] == (True, True, ["DELETE", "INSERT", "SELECT", "UPDATE"]), table
+    for table in PLATFORM_TABLES:
+        assert found[table] == (False, False, None), table
+
+
 def test_a_query_without_the_setting_sees_no_rows(world):
     _seed(world)
     tables = tenant_scoped_tables()
     with system_scope("test"):
         everything = {table: _count(table, column) for table, column in tables.items()}
-    assert everything["knowledge_document"] == 3 and everything["knowledge_chunk"] >= 3
+    assert everything["knowledge_document"] == 6 and everything["knowledge_chunk"] >= 6
     assert everything["platform_membership"] == 4
     tokens = scope_set(None)
     try:
@@ -81,6 +126,54 @@ def test_a_query_without_the_setting_sees_no_rows(world):
         scope_reset(tokens)
     assert nothing == dict.fromkeys(tables, 0)
     assert orm == (0, 0, 0)
+
+
+def test_child_tables_show_no_rows_without_the_setting(world):
+    _seed(world)
+    children = parent_scoped_tables()
+    with system_scope("test"):
+        everything = {table: _rows(table) for table in children}
+    assert everything["chat_message"] == 3 and everything["knowledge_documentacl"] == 3
+    assert everything["platform_groupmembership"] > 0
+    tokens = scope_set(None)
+    try:
+        nothing = {table: _rows(table) for table in children}
+        orm = (Message.objects.count(), DocumentAcl.objects.count())
+    finally:
+        scope_reset(tokens)
+    assert nothing == dict.fromkeys(children, 0)
+    assert orm == (0, 0)
+
+
+def test_a_tenant_reads_and_writes_only_its_own_child_rows(world):
+    """Through the parent: acme sees its own messages and ACL rows (and the platform corpus's), cannot add a
+    message to globex's conversation or the platform's (readable, not writable), nor change or delete them."""
+    _seed(world)
+    with system_scope("test"):
+        conversations = {c.tenant_id: c for c in Conversation.objects.all()}
+        documents = {d.tenant_id: d for d in Document.objects.filter(visibility="restricted")}
+        principal_id = DocumentAcl.objects.get(document=documents[world.acme.pk]).principal_id
+    acme, platform, globex = world.acme.pk, world.platform.pk, world.globex.pk
+    with tenant_scope(world.authority(world.admin)):
+        assert {m.conversation.tenant_id for m in Message.objects.select_related("conversation")} == {acme, platform}
+        assert set(DocumentAcl.objects.values_list("document__tenant_id", flat=True)) == {acme, platform}
+        for tenant in (globex, platform):
+            with pytest.raises(ProgrammingError, match="row-level security"), transaction.atomic():
+                Message.objects.create(conversation_id=conversations[tenant].pk, role="user", content="planted")
+            with pytest.raises(ProgrammingError, match="row-level security"), transaction.atomic():
+                DocumentAcl.objects.create(document_id=documents[tenant].pk, principal_id=principal_id)
+        assert Message.objects.filter(conversation__tenant_id=platform).update(content="changed") == 0
+        assert Message.objects.filter(conversation_id=conversations[globex].pk).update(content="changed") == 0
+        assert Message.objects.filter(conversation_id=conversations[platform].pk).delete()[0] == 0
+        # An update cannot move a row under another tenant's parent either.
+        with pytest.raises(ProgrammingError, match="row-level security"), transaction.atomic():
+            Message.objects.filter(conversation_id=conversations[acme].pk).update(
+                conversation_id=conversations[globex].pk)
+        Message.objects.create(conversation_id=conversations[acme].pk, role="assistant", content="own")
+    with system_scope("test"):
+        assert set(Message.objects.values_list("content", flat=True)) == {
+            "acme asks", "globex asks", "platform asks", "own"}
+        assert DocumentAcl.objects.count() == 3
 
 
 def test_a_tenant_reads_its_own_rows_and_the_platform_corpus_only(world):
@@ -138,13 +231,35 @@ def test_1000_alternating_transactions_on_shared_connections_leak_nothing(world)
     assert (result.leaks, result.misses) == (0, 0)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_probe_reads_child_tables_and_sees_a_leak_when_their_policy_goes(world):
+    """The probe reads the parent-scoped tables too, so a child table without its wall shows up as leaks."""
+    from groundwork.rls import owner_session
+    from groundwork.rls_tables import rls_policies_apply
+    from groundwork.sql import table_policies_drop_sql
+
+    _seed(world)
+    callers = (world.authority(world.admin), world.authority(world.outsider, world.globex))
+    assert alternating_transactions(callers, transactions=40, threads=2).leaks == 0
+    with owner_session(connection.alias), connection.cursor() as cursor:
+        for statement in table_policies_drop_sql(table="chat_message"):
+            cursor.execute(statement)
+    try:
+        result = alternating_transactions(callers, transactions=40, threads=2)
+        # each transaction sees the other tenant's message (and no longer misses its own)
+        assert result.leaks >= 40 and result.misses == 0
+    finally:
+        with owner_session(connection.alias):
+            rls_policies_apply(using=connection.alias)
+
+
 def test_an_api_request_runs_in_its_callers_scope(world):
     """The key's tenant becomes the request's database scope: a globex caller's request sees no acme row even
     where the query itself has no tenant filter (the document detail looks the id up through the access path,
     so this checks the wall and the path agree)."""
     _seed(world)
     with system_scope("test"):
-        acme_doc = Document.objects.get(tenant=world.acme)
+        acme_doc = Document.objects.get(tenant=world.acme, external_id="acme-1")
     response = world.client(world.outsider, world.globex).get(f"/api/v1/documents/{acme_doc.pk}")
     assert response.status_code == 404
     own = world.client(world.admin).get(f"/api/v1/documents/{acme_doc.pk}")
