@@ -82,6 +82,9 @@ def test_with_a_broker_the_task_is_sent_not_run(monkeypatch):
     monkeypatch.setattr(task, "run", lambda *args, **kwargs: pytest.fail("ran in the caller"))
     celery_app.conf.task_always_eager = False  # (tests/conftest.py sets it for the session)
     try:
+        with celery_app.connection_for_read() as conn:
+            # A message an earlier test left on the in-memory transport would be read first.
+            conn.SimpleQueue(celery_app.conf.task_default_queue).clear()
         enqueue("findings.tasks.document_extract_task", 123)
         with celery_app.connection_for_read() as conn:
             message = conn.SimpleQueue(celery_app.conf.task_default_queue).get(timeout=5)
