@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.utils import ProgrammingError
 
+from groundwork.bench.rls import alternating_transactions
 from groundwork.models import Tenant
 from groundwork.rls import DatabaseScope, scope_reset, scope_set, system_scope, tenant_scope
-from groundwork.rls_probe import alternating_transactions
 from groundwork.rls_tables import tenant_scoped_tables
 from groundwork.sql import tenant_column_read_sql
 from knowledge.models import Chunk, Document, Source

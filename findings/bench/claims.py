@@ -31,14 +31,15 @@ from typing import Any
 from django.db import connections
 from django.test.utils import override_settings
 
-from . import sql
-from .extractors.patterns import PatternsExtractor
-from .grounding import REJECTION_REASONS
-from .selectors import ontology_specs
-from .services import chunk_facts
-from .writer import FactInput, claims_write
+from findings import sql
+from findings.extractors.patterns import PatternsExtractor
+from findings.grounding import REJECTION_REASONS
+from findings.selectors import ontology_specs
+from findings.services import chunk_facts
+from findings.writer import FactInput, claims_write
+from knowledge.sample_corpus import DATA as SAMPLE_DATA
 
-CORPUS = Path(__file__).resolve().parent.parent / "knowledge" / "sample_corpus" / "data" / "kestrel.json"
+CORPUS = SAMPLE_DATA / "kestrel.json"
 WRITERS = 8
 ANCHOR_LATERAL_MS = 39.0
 
@@ -157,9 +158,9 @@ def _anomalies(tenant_id: int, facts: dict[int, list[FactInput]]) -> dict[str, i
 
 def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[sql.CandidateRow]:
     """Up to 50 candidates built from written facts, as the writer would send them to `claims_match`."""
-    from .grounding import entity_key
-    from .models import Entity, RelationType
-    from .writer import _embed
+    from findings.grounding import entity_key
+    from findings.models import Entity, RelationType
+    from findings.writer import _embed
 
     rel = {name: (pk, policy) for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
     ids = dict(Entity.objects.filter(tenant_id=tenant_id).values_list("key", "id"))
@@ -189,7 +190,7 @@ def _densify(tenant_id: int, rows: list[sql.CandidateRow], per_slot: int) -> int
     ranked). Scratch data: deleted with the tenant."""
     from django.db import transaction
 
-    from .writer import _claim_dimension
+    from findings.writer import _claim_dimension
 
     rng = random.Random(5)
     slots = {(r.subject_id, r.predicate_id, r.policy) for r in rows}
@@ -275,9 +276,8 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
 
 
 def _cleanup(tenant) -> None:
+    from findings.models import Claim, Entity, ModelUsage, ProjectionQuality
     from knowledge.models import Document, Source
-
-    from .models import Claim, Entity, ModelUsage, ProjectionQuality
 
     with override_settings(FINDINGS_EXTRACTOR="none"):
         Claim.objects.filter(tenant=tenant).update(superseded_by=None)
