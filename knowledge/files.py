@@ -58,6 +58,14 @@ class ParsedFile:
     updated_at: datetime | None = None
     expires_at: datetime | None = None
 
+    def record(self) -> dict:
+        """This file's document as a record for DocumentInput.from_record (its external id may be None:
+        the caller names the document, after the uploaded file by default)."""
+        return {"external_id": self.external_id, "title": self.title, "text": self.body, "format": self.format,
+                "segments": self.segments, "metadata": self.metadata, "author": self.author,
+                "created_at": self.created_at, "updated_at": self.updated_at, "expires_at": self.expires_at,
+                "record_url": self.record_url, "visibility": self.visibility, "acl": self.acl}
+
 
 SUFFIXES = {
     "txt": "text", "text": "text", "log": "text", "rst": "text",

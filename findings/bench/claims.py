@@ -66,7 +66,7 @@ def _load(tenant, copies: int) -> dict[int, list[int]]:
     """Ingest `copies` renamed copies; returns copy → chunk ids."""
     from groundwork.selectors import authority_for_service
     from knowledge.models import Chunk, Source
-    from knowledge.sample_corpus import _when
+    from knowledge.sample_corpus import sample_record
     from knowledge.services import DocumentInput, documents_import
 
     data = json.loads(CORPUS.read_text())
@@ -75,12 +75,12 @@ def _load(tenant, copies: int) -> dict[int, list[int]]:
     chunks: dict[int, list[int]] = {}
     for copy in range(copies):
         source = Source.objects.create(tenant=tenant, kind="wiki", name=f"bench copy {copy}")
-        items = [DocumentInput(
-            external_id=d["external_id"], title=d["title"], body=_renamed(d["text"], names, copy),
-            format=d.get("format", "text"), created_at=_when(d.get("created_at")),
-            updated_at=_when(d.get("updated_at")), observed_at=_when(d.get("observed_at") or d.get("updated_at")),
-            expires_at=_when(d.get("expires_at")),
-        ) for d in data["documents"]]
+        # Copies inherit the scratch source's access and name no authors: the bench measures extraction and
+        # consolidation, not ACL writes.
+        items = [DocumentInput.from_record({
+            **sample_record(d), "text": _renamed(d["text"], names, copy),
+            "visibility": None, "acl": None, "author": None, "record_url": "", "metadata": None,
+        }) for d in data["documents"]]
         documents_import(authority=authority, source=source, items=items, batch_size=50)
         chunks[copy] = list(Chunk.objects.filter(document__source=source).order_by("id").values_list("pk", flat=True))
     return chunks
