@@ -34,6 +34,15 @@ RESERVED_METADATA_KEYS = {"tenant", "tenant_id", "tenant_slug", "tenantid", "wor
                           "org_id", "organization", "organisation"}
 
 
+class RecordInvalid(ValidationError):
+    """A record DocumentInput.from_record cannot map: `problem` says what is wrong with which field."""
+
+    def __init__(self, problem: str, *, external_id: str | None = None) -> None:
+        super().__init__(f"record {external_id!r}: {problem}" if external_id is not None else problem)
+        self.problem = problem
+        self.external_id = external_id
+
+
 @dataclass(frozen=True)
 class DocumentInput:
     external_id: str
@@ -63,7 +72,8 @@ class DocumentInput:
     def from_record(cls, record: Mapping[str, Any]) -> DocumentInput:
         """The one mapping from a record — an API body, a line of a JSON/JSONL file, a sample-corpus or
         benchmark row, a parsed upload — to an ingest input. Bad values raise ValidationError with a message
-        naming the record and the field (the API answers it with a 400, the ingest command prints it).
+        naming the record and the field (RecordInvalid, a ValidationError: the API answers it with a 400, the
+        ingest command prints it).
 
         Keys: `external_id` (or `_id` / `id`, as BEIR-style corpora name it; a string or an integer), `title`
         (the external id when blank), `text` (or `body`), `format`, `record_url`, `author`, `created_at`,
@@ -74,18 +84,18 @@ class DocumentInput:
         with either, it has its own ("workspace" and an empty ACL for the one not given).
         """
         if not isinstance(record, Mapping):
-            raise ValidationError(f"a record must be an object, got {type(record).__name__}")
+            raise RecordInvalid(f"a record must be an object, got {type(record).__name__}")
         raw_id = next((record[k] for k in ("external_id", "_id", "id") if record.get(k) not in (None, "")), None)
         if raw_id is None:
-            raise ValidationError("a record needs an external_id")
+            raise RecordInvalid("a record needs an external_id")
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-            raise ValidationError(f"external_id must be a string, got {type(raw_id).__name__}")
+            raise RecordInvalid(f"external_id must be a string, got {type(raw_id).__name__}")
         external_id = str(raw_id)
         if len(external_id) > 512:
-            raise ValidationError(f"record {external_id[:40]!r}…: external_id is longer than 512 characters")
+            raise RecordInvalid("external_id is longer than 512 characters", external_id=external_id[:40] + "…")
 
-        def refuse(message: str) -> ValidationError:
-            return ValidationError(f"record {external_id!r}: {message}")
+        def refuse(problem: str) -> RecordInvalid:
+            return RecordInvalid(problem, external_id=external_id)
 
         def text_field(key: str, value: Any, *, default: str = "") -> str:
             if value is None:

@@ -60,7 +60,7 @@ def test_aliases_defaults_and_access_inheritance():
     ({"external_id": True, "title": "T", "text": "b"}, "external_id must be a string, got bool"),
     ({"external_id": ["a"], "title": "T", "text": "b"}, "external_id must be a string, got list"),
     ({"external_id": "x" * 513, "title": "T", "text": "b"},
-     f"record {'x' * 40!r}…: external_id is longer than 512 characters"),
+     f"record {'x' * 40 + '…'!r}: external_id is longer than 512 characters"),
     ({"external_id": "a", "title": 5, "text": "b"}, "record 'a': title must be a string, got int"),
     ({"external_id": "a", "title": "T"}, "record 'a': has no text"),
     ({"external_id": "a", "title": "T", "text": "  \n"}, "record 'a': has no text"),
