@@ -71,9 +71,9 @@ class DocumentInput:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> DocumentInput:
         """The one mapping from a record — an API body, a line of a JSON/JSONL file, a sample-corpus or
-        benchmark row, a parsed upload — to an ingest input. Bad values raise ValidationError with a message
-        naming the record and the field (RecordInvalid, a ValidationError: the API answers it with a 400, the
-        ingest command prints it).
+        benchmark row, a parsed upload — to an ingest input. A bad value raises RecordInvalid (a
+        ValidationError) naming the record and the field: the API answers it with a 400, the ingest command
+        prints it on an `error:` line.
 
         Keys: `external_id` (or `_id` / `id`, as BEIR-style corpora name it; a string or an integer), `title`
         (the external id when blank), `text` (or `body`), `format`, `record_url`, `author`, `created_at`,
@@ -566,16 +566,14 @@ def document_update(*, authority: Authority, document: Document, title: str = KE
                     format: str = KEEP, record_url: str = KEEP, metadata: dict = KEEP,
                     expires_at: datetime | None = KEEP, visibility: str = KEEP,
                     acl: Sequence[str] = KEEP) -> IngestResult | None:
-    """Change an existing document by id; arguments left out (KEEP) keep their stored value.
+    """Change an existing document; arguments left out (KEEP) keep their stored value. The document is re-read
+    by its id under a row lock, so two concurrent updates of different fields do not undo each other.
 
     A change of content or attributes (title, body, format, record_url, metadata, expires_at) re-ingests the
     document under its external id through the one record mapping, so it is validated like any new record
     and re-chunked when title or text changed. The document keeps its access unless visibility or acl are
     given: its own ACL, or its inheritance of the source's defaults. A change of only visibility and/or acl
     re-shares it without re-chunking (document_acl_set) and returns None.
-
-    The document is locked for the read-modify-write, so two concurrent updates of different fields do not
-    undo each other.
     """
     _require_writer(authority, document.tenant_id)
     content = {key: value for key, value in (("title", title), ("text", body), ("format", format),
