@@ -7,7 +7,7 @@ agree and the question's phrases occur.
 
 With the semantic channel (the default), two bars decide: similarity ≥ ANSWER_GATE_MIN_SIMILARITY and
 weighted coverage ≥ ANSWER_GATE_SEMANTIC_MIN_COVERAGE. Measured on SciFact, Cranfield and CISI (each
-collection's questions asked of its own tenant and of the other two; chat/bench.py), similarity is what
+collection's questions asked of its own tenant and of the other two; chat/bench/answers.py), similarity is what
 separates an unrelated corpus — in-corpus questions: 5th percentile 0.42, out-of-corpus: 95th percentile
 0.37 — while key-term coverage and phrase matches overlap heavily (a paraphrased claim shares few words with
 its abstract; an aerodynamics query shares "effect", "study", "experimental" with biomedicine). Coverage
@@ -34,7 +34,7 @@ from chat.evidence import Evidence
 from chat.terms import STOPWORDS, canonical_number, content_words, key_terms, normalise, stem, term_set
 
 # Share of the question's key terms the top evidence must contain (weighted by corpus rarity when weights are
-# given). Tuned on SciFact claims (in corpus) against Cranfield queries (out of corpus): see chat/bench.py.
+# given). Tuned on SciFact claims (in corpus) against Cranfield queries (out of corpus): see chat/bench/answers.py.
 # Full run (onnx embedder): answer rate 0.91, refusal 0.96; full-text only: 0.93 / 0.94.
 ANSWER_GATE_MIN_COVERAGE = 0.3
 # Share of the question's adjacent key-term pairs ("panel flutter", "heart failure") that one top chunk must

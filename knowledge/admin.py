@@ -374,14 +374,9 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
                              visibility=form.cleaned_data["visibility"],
                              acl=[_spec(p) for p in form.cleaned_data["readers"]])
             return
-        data = form.cleaned_data
-        source = data["source"]
-        item = DocumentInput(
-            external_id=data["external_id"], title=data["title"], body=data["body"], format=data["format"],
-            record_url=data.get("record_url") or "", visibility=data["visibility"], acl=tuple(data["acl"]),
-            segments=tuple(data.get("segments") or ()),
-        )
+        source = form.cleaned_data["source"]
         try:
+            item = DocumentInput.from_record(form.cleaned_data)
             result = document_ingest(authority=admin_authority(request, source.tenant), source=source, item=item)
         except ValidationError as exc:
             raise ServiceRefused(" ".join(exc.messages)) from exc

@@ -27,6 +27,7 @@ from email.utils import getaddresses, parsedate_to_datetime
 from django.conf import settings
 
 from .parsing import ParseError, parse_body, parse_html
+from .services import DocumentInput, RecordInvalid
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,14 @@ class ParsedFile:
     acl: tuple[str, ...] | None = None
     updated_at: datetime | None = None
     expires_at: datetime | None = None
+
+    def record(self) -> dict:
+        """This file's document as a record for DocumentInput.from_record (its external id may be None:
+        the caller names the document, after the uploaded file by default)."""
+        return {"external_id": self.external_id, "title": self.title, "text": self.body, "format": self.format,
+                "segments": self.segments, "metadata": self.metadata, "author": self.author,
+                "created_at": self.created_at, "updated_at": self.updated_at, "expires_at": self.expires_at,
+                "record_url": self.record_url, "visibility": self.visibility, "acl": self.acl}
 
 
 SUFFIXES = {
@@ -193,15 +202,6 @@ _RECORD_FIELDS = {"external_id", "title", "text", "format", "record_url", "autho
                   "observed_at", "expires_at", "metadata", "visibility", "acl", "source"}
 
 
-def _when(value, field_name: str, index: int) -> datetime | None:
-    if value in (None, ""):
-        return None
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise FileRefused(f"record {index + 1}: {field_name} is not an ISO 8601 date") from exc
-
-
 def _read_json(name: str, data: bytes) -> list[ParsedFile]:
     try:
         payload = json.loads(_decode(data))
@@ -219,31 +219,21 @@ def _read_json(name: str, data: bytes) -> list[ParsedFile]:
         unknown = set(record) - _RECORD_FIELDS
         if unknown:
             raise FileRefused(f"record {i + 1} has unknown fields: {', '.join(sorted(unknown))}")
-        text, title = record.get("text"), record.get("title")
-        if not isinstance(text, str) or not text.strip():
-            raise FileRefused(f"record {i + 1} needs a non-empty \"text\"")
-        if not isinstance(title, str) or not title.strip():
+        title = record.get("title")
+        if not isinstance(title, str) or not title.strip():  # an upload's external id may be a placeholder
             raise FileRefused(f"record {i + 1} needs a \"title\"")
-        fmt = record.get("format") or "text"
-        if fmt not in ("text", "markdown", "html"):
-            raise FileRefused(f"record {i + 1}: format must be text, markdown or html")
-        acl = record.get("acl")
-        if acl is not None and not (isinstance(acl, list) and all(isinstance(a, str) for a in acl)):
-            raise FileRefused(f"record {i + 1}: acl must be a list of principals")
-        metadata = record.get("metadata") or {}
-        if not isinstance(metadata, dict):
-            raise FileRefused(f"record {i + 1}: metadata must be an object")
         external_id = record.get("external_id")
         if len(records) > 1 and not external_id:
             external_id = f"{name}#{i + 1}"
+        try:
+            item = DocumentInput.from_record({**record, "external_id": external_id or name})
+        except RecordInvalid as exc:
+            raise FileRefused(f"record {i + 1}: {exc.problem}") from exc
         out.append(ParsedFile(
-            title=title, body=text, format=fmt, metadata=metadata,
-            external_id=str(external_id) if external_id else None, author=record.get("author") or None,
-            created_at=_when(record.get("created_at"), "created_at", i),
-            updated_at=_when(record.get("updated_at"), "updated_at", i),
-            expires_at=_when(record.get("expires_at"), "expires_at", i),
-            record_url=record.get("record_url") or "", visibility=record.get("visibility"),
-            acl=tuple(acl) if acl is not None else None,
+            title=item.title, body=item.body, format=item.format, metadata=item.metadata,
+            external_id=item.external_id if external_id else None, author=item.author, created_at=item.created_at,
+            updated_at=item.updated_at, expires_at=item.expires_at, record_url=item.record_url,
+            visibility=item.visibility, acl=item.acl,
         ))
     return out
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -25,7 +25,7 @@ from .access import access_q
 from .chunking import chunk_document
 from .hooks import DocumentChange, documents_changed_notify
 from .models import Chunk, Document, DocumentAcl, Source, SourceAcl, Visibility
-from .parsing import ParseError, parse_body
+from .parsing import FORMATS, ParseError, parse_body
 from .sql import chunks_copy, source_defaults_share
 
 logger = logging.getLogger(__name__)
@@ -33,6 +33,15 @@ logger = logging.getLogger(__name__)
 # Keys a document may never use to re-scope itself. They are dropped and logged, never read.
 RESERVED_METADATA_KEYS = {"tenant", "tenant_id", "tenant_slug", "tenantid", "workspace", "workspace_id", "org",
                           "org_id", "organization", "organisation"}
+
+
+class RecordInvalid(ValidationError):
+    """A record DocumentInput.from_record cannot map: `problem` says what is wrong with which field."""
+
+    def __init__(self, problem: str, *, external_id: str | None = None) -> None:
+        super().__init__(f"record {external_id!r}: {problem}" if external_id is not None else problem)
+        self.problem = problem
+        self.external_id = external_id
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,89 @@ class DocumentInput:
     @property
     def inherits_access(self) -> bool:
         return self.visibility is None and self.acl is None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> DocumentInput:
+        """The one mapping from a record — an API body, a line of a JSON/JSONL file, a sample-corpus or
+        benchmark row, a parsed upload — to an ingest input. A bad value raises RecordInvalid (a
+        ValidationError) naming the record and the field: the API answers it with a 400, the ingest command
+        prints it on an `error:` line.
+
+        Keys: `external_id` (or `_id` / `id`, as BEIR-style corpora name it; a string or an integer), `title`
+        (the external id when blank), `text` (or `body`), `format`, `record_url`, `author`, `created_at`,
+        `updated_at`, `observed_at`, `expires_at` (datetimes or ISO 8601 strings; naive ones are in
+        settings.TIME_ZONE), `metadata` (an object), `visibility`, `acl` (a list of principals) and `segments`
+        ((start, end, label) triples). Other keys (`source`, ...) are ignored: records from other systems
+        carry fields of their own. Without `visibility` and `acl` the document inherits its source's access;
+        with either, it has its own ("workspace" and an empty ACL for the one not given).
+        """
+        if not isinstance(record, Mapping):
+            raise RecordInvalid(f"a record must be an object, got {type(record).__name__}")
+        raw_id = next((record[k] for k in ("external_id", "_id", "id") if record.get(k) not in (None, "")), None)
+        if raw_id is None:
+            raise RecordInvalid("a record needs an external_id")
+        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+            raise RecordInvalid(f"external_id must be a string, got {type(raw_id).__name__}")
+        external_id = str(raw_id)
+        if len(external_id) > 512:
+            raise RecordInvalid("external_id is longer than 512 characters", external_id=external_id[:40] + "…")
+
+        def refuse(problem: str) -> RecordInvalid:
+            return RecordInvalid(problem, external_id=external_id)
+
+        def text_field(key: str, value: Any, *, default: str = "") -> str:
+            if value is None:
+                return default
+            if not isinstance(value, str):
+                raise refuse(f"{key} must be a string, got {type(value).__name__}")
+            return value
+
+        def when(key: str) -> datetime | None:
+            value = record.get(key)
+            if value in (None, ""):
+                return None
+            if isinstance(value, str):
+                try:
+                    value = datetime.fromisoformat(value)
+                except ValueError:
+                    raise refuse(f"{key} is not an ISO 8601 date: {value[:40]!r}") from None
+            if not isinstance(value, datetime):
+                raise refuse(f"{key} must be an ISO 8601 date string, got {type(value).__name__}")
+            return timezone.make_aware(value) if timezone.is_naive(value) else value
+
+        title = text_field("title", record.get("title")).strip() or external_id
+        body = text_field("text", record["text"] if "text" in record else record.get("body"))
+        if not body.strip():
+            raise refuse("has no text")
+        fmt = text_field("format", record.get("format"), default="text")
+        if fmt not in FORMATS:
+            raise refuse(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        author = record.get("author")
+        if author is not None and not isinstance(author, str):
+            raise refuse(f"author must be a principal such as email:a@b.c, got {type(author).__name__}")
+        metadata = record.get("metadata")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise refuse(f"metadata must be an object, got {type(metadata).__name__}")
+        visibility, acl = record.get("visibility"), record.get("acl")
+        if visibility is not None and visibility not in Visibility.values:
+            raise refuse(f"visibility must be 'workspace' or 'restricted', got {visibility!r}")
+        if acl is not None and (isinstance(acl, str) or not isinstance(acl, Sequence)
+                                or not all(isinstance(entry, str) for entry in acl)):
+            raise refuse("acl must be a list of principals such as [\"group:hr\", \"email:a@b.c\"]")
+        segments = record.get("segments") or ()
+        if not all(isinstance(s, Sequence) and len(s) == 3 and isinstance(s[0], int) and isinstance(s[1], int)
+                   and isinstance(s[2], str) for s in segments):
+            raise refuse("segments must be (start, end, label) triples")
+        own_access = visibility is not None or acl is not None
+        return cls(
+            external_id=external_id, title=title, body=body, format=fmt,
+            record_url=text_field("record_url", record.get("record_url")), author=author or None,
+            created_at=when("created_at"), updated_at=when("updated_at"), observed_at=when("observed_at"),
+            expires_at=when("expires_at"), metadata=dict(metadata or {}),
+            visibility=(visibility or Visibility.WORKSPACE) if own_access else None,
+            acl=tuple(acl or ()) if own_access else None,
+            segments=tuple((int(a), int(b), str(label)) for a, b, label in segments),
+        )
 
 
 @dataclass(frozen=True)
@@ -443,6 +535,70 @@ def document_acl_set(*, authority: Authority, document: Document, visibility: st
                                 principal_ids=ids, inherited=False)
     document.refresh_from_db(fields=["acl", "visibility", "acl_inherited"])
     return document
+
+
+class _Keep:
+    """The value of a `document_update` argument that was not given: the document keeps what it has."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Any = _Keep()
+
+
+def _document_record(document: Document) -> dict[str, Any]:
+    """A stored document as a record for DocumentInput.from_record: what an update starts from."""
+    return {
+        "external_id": document.external_id, "title": document.title, "text": document.text,
+        "format": document.format, "record_url": document.record_url,
+        "author": f"{document.author.kind}:{document.author.key}" if document.author_id else None,
+        "created_at": document.created_at, "observed_at": document.observed_at,
+        "expires_at": document.expires_at, "metadata": document.metadata,
+    }
+
+
+def document_update(*, authority: Authority, document: Document, title: str = KEEP, body: str = KEEP,
+                    format: str = KEEP, record_url: str = KEEP, metadata: dict = KEEP,
+                    expires_at: datetime | None = KEEP, visibility: str = KEEP,
+                    acl: Sequence[str] = KEEP) -> IngestResult | None:
+    """Change an existing document; arguments left out (KEEP) keep their stored value. The document is re-read
+    by its id under a row lock, so two concurrent updates of different fields do not undo each other.
+
+    A change of content or attributes (title, body, format, record_url, metadata, expires_at) re-ingests the
+    document under its external id through the one record mapping, so it is validated like any new record
+    and re-chunked when title or text changed. The document keeps its access unless visibility or acl are
+    given: its own ACL, or its inheritance of the source's defaults. A change of only visibility and/or acl
+    re-shares it without re-chunking (document_acl_set) and returns None.
+    """
+    _require_writer(authority, document.tenant_id)
+    content = {key: value for key, value in (("title", title), ("text", body), ("format", format),
+                                             ("record_url", record_url), ("metadata", metadata),
+                                             ("expires_at", expires_at)) if value is not KEEP}
+    with transaction.atomic():
+        # Lock order as in source_update and documents_ingest: the source (FOR SHARE), then the document;
+        # locking the document first could deadlock against a change of the source's defaults.
+        if source_defaults_share(document.source_id) is None:
+            raise ValidationError("the source no longer exists")
+        current = (Document.objects.select_for_update(of=("self",)).select_related("author", "source")
+                   .filter(pk=document.pk, tenant_id=document.tenant_id).first())
+        if current is None:
+            raise ValidationError("the document no longer exists")
+        current_acl = [f"{p.kind}:{p.key}" for p in current.acl_principals.order_by("kind", "key")]
+        access_given = visibility is not KEEP or acl is not KEEP
+        if not content:
+            if not access_given:
+                return None
+            document_acl_set(authority=authority, document=current,
+                             visibility=current.visibility if visibility is KEEP else visibility,
+                             acl=current_acl if acl is KEEP else acl)
+            return None
+        access: dict[str, Any] = {}
+        if access_given or not current.acl_inherited:
+            access = {"visibility": current.visibility if visibility is KEEP else visibility,
+                      "acl": current_acl if acl is KEEP else acl}
+        item = DocumentInput.from_record({**_document_record(current), **content, **access})
+        return document_ingest(authority=authority, source=current.source, item=item)
 
 
 def _documents_access_apply(*, tenant_id: int, document_ids: Sequence[int], visibility: str,

@@ -14,7 +14,7 @@ import logging
 import stat
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -202,20 +202,11 @@ def _uploader_authority(batch: UploadBatch) -> Authority:
 
 
 def _document_inputs(item: UploadItem, parsed: list[ParsedFile], *, own_access: bool) -> list[DocumentInput]:
-    inputs = []
-    for doc in parsed:
-        inputs.append(DocumentInput(
-            external_id=(doc.external_id or item.name)[:512], title=doc.title, body=doc.body, format=doc.format,
-            record_url=doc.record_url, author=doc.author, created_at=doc.created_at, updated_at=doc.updated_at,
-            expires_at=doc.expires_at, metadata=doc.metadata, segments=tuple(doc.segments),
-            # Only an admin's JSON records may carry their own access; everything else inherits the source's.
-            visibility=doc.visibility if own_access else None,
-            acl=doc.acl if own_access else None,
-        ))
-    if own_access:
-        inputs = [i if i.inherits_access else replace(i, visibility=i.visibility or "workspace", acl=i.acl or ())
-                  for i in inputs]
-    return inputs
+    return [DocumentInput.from_record({
+        **doc.record(), "external_id": (doc.external_id or item.name)[:512],
+        # Only an admin's JSON records may carry their own access; everything else inherits the source's.
+        **({} if own_access else {"visibility": None, "acl": None}),
+    }) for doc in parsed]
 
 
 _OUTCOME = {"created": "added", "updated": "updated", "metadata_updated": "updated", "unchanged": "unchanged"}

@@ -112,21 +112,9 @@ class DocumentPatchSerializer(serializers.Serializer):
 
 
 
-def _document_input(data: dict) -> services.DocumentInput:
-    return services.DocumentInput(
-        external_id=data["external_id"], title=data["title"], body=data["text"], format=data["format"],
-        record_url=data.get("record_url") or "", author=data.get("author"), created_at=data.get("created_at"),
-        updated_at=data.get("updated_at"), observed_at=data.get("observed_at"), expires_at=data.get("expires_at"),
-        metadata=data.get("metadata") or {}, **_access_input(data),
-    )
-
-
 def _access_input(data: dict) -> dict:
-    """visibility/acl for a DocumentInput: both absent -> inherit the source's defaults (None, None)."""
-    visibility, acl = data.get("visibility"), data.get("acl")
-    if visibility is None and acl is None:
-        return {"visibility": None, "acl": None}
-    return {"visibility": visibility or Visibility.WORKSPACE, "acl": tuple(acl or ())}
+    """The upload form's visibility/acl as record keys: both absent -> none, so the source's defaults apply."""
+    return {key: data[key] for key in ("visibility", "acl") if data.get(key) is not None}
 
 
 _SUFFIX_FOR_FORMAT = {"text": "txt", "markdown": "md", "html": "html"}
@@ -178,7 +166,7 @@ class DocumentListApi(AuthorityAPIView):
             item, source_id = self._from_upload(request)
         else:
             data = _valid(DocumentInputSerializer, request.data)
-            item, source_id = _document_input(data), data["source"]
+            item, source_id = services.DocumentInput.from_record(data), data["source"]
         source = selectors.source_writable(self.authority, source_id)
         if source is None:
             raise ValidationError({"source": "no such source in your tenant"})
@@ -208,12 +196,12 @@ class DocumentListApi(AuthorityAPIView):
             raise ValidationError({"file": f"the file holds {len(parsed)} records; upload it with "
                                            "POST /api/v1/sources/<id>/uploads"})
         doc = parsed[0]
-        item = services.DocumentInput(
-            external_id=data.get("external_id") or doc.external_id or stem, title=data.get("title") or doc.title,
-            body=doc.body, format=doc.format, record_url=data.get("record_url") or doc.record_url,
-            author=doc.author, created_at=doc.created_at, metadata={**doc.metadata, "file_name": stem},
-            segments=tuple(doc.segments), **_access_input(data),
-        )
+        item = services.DocumentInput.from_record({
+            **doc.record(), "visibility": None, "acl": None,  # the form's access, not a JSON record's own
+            "external_id": data.get("external_id") or doc.external_id or stem,
+            "title": data.get("title") or doc.title, "record_url": data.get("record_url") or doc.record_url,
+            "metadata": {**doc.metadata, "file_name": stem}, **_access_input(data),
+        })
         return item, data["source"]
 
 
@@ -242,37 +230,12 @@ class DocumentDetailApi(AuthorityAPIView):
     def patch(self, request, document_id: int, **kwargs):
         document = self._writable(document_id)
         data = _valid(DocumentPatchSerializer, request.data)
-        content_keys = {"title", "text", "format", "record_url", "metadata", "expires_at"}
-        if content_keys & data.keys():
-            item = services.DocumentInput(
-                external_id=document.external_id, title=data.get("title", document.title),
-                body=data.get("text", document.text), format=data.get("format", document.format),
-                record_url=data.get("record_url", document.record_url),
-                author=f"{document.author.kind}:{document.author.key}" if document.author_id else None,
-                created_at=document.created_at, observed_at=document.observed_at,
-                expires_at=data.get("expires_at", document.expires_at),
-                metadata=data.get("metadata", document.metadata),
-                **self._access_kept(document, data),
-            )
-            services.document_ingest(authority=self.authority, source=document.source, item=item)
-        elif "visibility" in data or "acl" in data:
-            services.document_acl_set(
-                authority=self.authority, document=document, visibility=data.get("visibility", document.visibility),
-                acl=data["acl"] if "acl" in data else [f"{p.kind}:{p.key}" for p in document.acl_principals.all()],
-            )
+        services.document_update(authority=self.authority, document=document,
+                                 **{"body" if key == "text" else key: value for key, value in data.items()})
         updated = selectors.document_get(self.authority, document_id)
         if updated is None:  # the change removed the caller's own read access
             return Response({"id": document_id, "status": "updated"})
         return Response(DocumentOutput(updated, context={"authority": self.authority}).data)
-
-    @staticmethod
-    def _access_kept(document, data: dict) -> dict:
-        """A content change keeps the document's access: its own ACL, or its inheritance of the source's."""
-        if "visibility" not in data and "acl" not in data and document.acl_inherited:
-            return {"visibility": None, "acl": None}
-        return {"visibility": data.get("visibility", document.visibility),
-                "acl": tuple(data["acl"]) if "acl" in data else tuple(
-                    f"{p.kind}:{p.key}" for p in document.acl_principals.all())}
 
     @role_required("admin")
     @extend_schema(summary="Delete a document, its chunks and what was derived from it (admin)",
@@ -350,5 +313,5 @@ class SourceImportApi(AuthorityAPIView):
                 record.setdefault("source", source.pk)
         data = _valid(ImportSerializer, {"records": records})
         counts = services.documents_import(authority=self.authority, source=source,
-                                           items=[_document_input(r) for r in data["records"]])
+                                           items=[services.DocumentInput.from_record(r) for r in data["records"]])
         return Response(counts)

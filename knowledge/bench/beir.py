@@ -16,6 +16,14 @@ class Dataset:
     qrels: dict[str, dict[str, int]]
 
 
+def beir_record(row: dict) -> dict:
+    """A BEIR corpus row (`_id`, `title`, `text`, `metadata`) as a record for DocumentInput.from_record. Some
+    rows have no text (their title is all there is) and none needs its collection's metadata."""
+    doc_id = str(row["_id"])
+    return {"external_id": doc_id, "title": row.get("title") or doc_id,
+            "text": row.get("text") or row.get("title") or doc_id, "format": "text"}
+
+
 def dataset_load(path: Path, split: str) -> Dataset:
     corpus = {}
     with open(path / "corpus.jsonl") as fh:

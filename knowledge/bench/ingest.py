@@ -32,6 +32,7 @@ from ..embedding import chunks_embed, embedding_text
 from ..hooks import listeners_paused
 from ..models import Chunk, Source
 from ..services import DocumentInput, documents_import
+from .beir import beir_record
 from .shipped import eval_set_missing_note, generated_documents
 
 GOALS = {"chunks_per_s": 2000.0, "embed_ratio": 0.9}
@@ -59,7 +60,7 @@ def scifact_items(limit: int | None = None) -> list[DocumentInput]:
             if not line.strip():
                 continue
             record = json.loads(line)
-            items.append(DocumentInput(external_id=record["_id"], title=record["title"], body=record["text"]))
+            items.append(DocumentInput.from_record(beir_record(record)))
             if limit is not None and len(items) >= limit:
                 break
     return items

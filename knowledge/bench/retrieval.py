@@ -23,7 +23,7 @@ from ..hooks import listeners_paused
 from ..models import Document, Source
 from ..retrieval.search import hybrid_search
 from ..services import DocumentInput, documents_import
-from .beir import dataset_load, ndcg_at, recall_at
+from .beir import beir_record, dataset_load, ndcg_at, recall_at
 from .retrieval_speed import speed_markdown, speed_merge, speed_plots, speed_run
 from .shipped import eval_set_missing_note
 
@@ -37,11 +37,7 @@ def scratch_tenant(name: str) -> Tenant:
 def dataset_ingest(tenant: Tenant, dataset, *, embed: bool = True, progress=None) -> dict:
     authority = authority_for_service(tenant=tenant, service_name="bench", role="admin")
     source = Source.objects.create(tenant=tenant, kind="upload", name=dataset.name)
-    items = (
-        DocumentInput(external_id=doc_id, title=(row.get("title") or doc_id)[:500],
-                      body=(row.get("text") or row.get("title") or doc_id))
-        for doc_id, row in dataset.corpus.items()
-    )
+    items = (DocumentInput.from_record(beir_record(row)) for row in dataset.corpus.values())
     started = time.perf_counter()
     with listeners_paused():  # ranking needs the chunks, not the facts later layers derive from them
         counts = documents_import(authority=authority, source=source, items=items, batch_size=200,

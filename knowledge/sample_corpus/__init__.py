@@ -4,10 +4,7 @@ loaded by `make run` through the normal ingestion path. Safe to load twice (idem
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
-
-from django.utils.dateparse import parse_datetime
 
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
@@ -18,16 +15,10 @@ from ..services import DocumentInput, documents_import
 DATA = Path(__file__).parent / "data"
 
 
-def _when(value):
-    return parse_datetime(value) if value else None
-
-
-def corpus_times(document: dict) -> dict[str, datetime | None]:
-    """The timestamps of one document of a corpus file, as DocumentInput fields (observed defaults to updated).
-    Public: the findings bench builds renamed copies of the corpus with it."""
-    return {"created_at": _when(document.get("created_at")), "updated_at": _when(document.get("updated_at")),
-            "observed_at": _when(document.get("observed_at") or document.get("updated_at")),
-            "expires_at": _when(document.get("expires_at"))}
+def sample_record(document: dict) -> dict:
+    """A sample-corpus document as an ingest record. The demo was "observed" when it was last updated, not
+    on the day it is loaded, so as-of views over its timeline read as history."""
+    return {**document, "observed_at": document.get("observed_at") or document.get("updated_at")}
 
 
 def corpus_file_load(*, tenant: Tenant, path: Path) -> dict[str, int]:
@@ -41,15 +32,7 @@ def corpus_file_load(*, tenant: Tenant, path: Path) -> dict[str, int]:
         sources[spec["key"]] = source
     totals: dict[str, int] = {}
     for key, source in sources.items():
-        items = [
-            DocumentInput(
-                external_id=d["external_id"], title=d["title"], body=d["text"], format=d.get("format", "text"),
-                record_url=d.get("record_url", ""), author=d.get("author"), **corpus_times(d),
-                metadata=d.get("metadata") or {},
-                visibility=d.get("visibility", "workspace"), acl=tuple(d.get("acl") or ()),
-            )
-            for d in data["documents"] if d["source"] == key
-        ]
+        items = [DocumentInput.from_record(sample_record(d)) for d in data["documents"] if d["source"] == key]
         for name, count in documents_import(authority=authority, source=source, items=items, batch_size=25).items():
             totals[name] = totals.get(name, 0) + count
     return totals

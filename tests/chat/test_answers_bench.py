@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from chat import bench
+from chat.bench import answers
 
 pytestmark = pytest.mark.django_db
 
@@ -51,11 +51,11 @@ def tiny_eval(tmp_path, monkeypatch):
 
 def test_bench_measures_latency_citations_and_refusals(world, tiny_eval, settings):
     settings.ANSWER_CACHE_ENABLED = False
-    latency = bench.latency_bench(documents=40, questions=3, vocabulary=bench._vocabulary(tiny_eval))
+    latency = answers.latency_bench(documents=40, questions=3, vocabulary=answers._vocabulary(tiny_eval))
     assert latency["chunks"] == 40 and latency["questions"] == 3
     assert 0 < latency["first_source_p50_ms"] <= latency["answer_p50_ms"]
-    quality = bench.collections_bench(data=tiny_eval, in_limit=None, out_limit=None, embed=False,
-                                      names=("scifact", "cranfield"))
+    quality = answers.collections_bench(data=tiny_eval, in_limit=None, out_limit=None, embed=False,
+                                        names=("scifact", "cranfield"))
     assert quality["answer_rate_by_collection"] == {"scifact": {"asked": 2, "answer_rate": 1.0},
                                                    "cranfield": {"asked": 2, "answer_rate": 1.0}}
     assert quality["rationale_hit_rate"] == 1.0

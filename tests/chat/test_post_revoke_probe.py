@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.security_probes import post_revoke
+from chat.bench.security import post_revoke
 
 pytestmark = pytest.mark.django_db
 

@@ -1,9 +1,9 @@
-"""The `rls_leaks` figure of the security bench (chat/security_probes/rls.py)."""
+"""The `rls_leaks` figure of the security bench (chat/bench/security/rls.py)."""
 
 import pytest
 
-from chat.security_probes import probe_modules
-from chat.security_probes.rls import measure
+from chat.bench.security import probe_modules
+from chat.bench.security.rls import measure
 from groundwork.models import Tenant
 
 

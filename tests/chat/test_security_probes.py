@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.http import HttpResponse
 
-from chat.security_probes import CEILINGS, cache_contrast, canary, hint_oracle, hostile, probe_modules, unknown_ids
+from chat.bench.security import CEILINGS, cache_contrast, canary, hint_oracle, hostile, probe_modules, unknown_ids
 
 pytestmark = pytest.mark.django_db
 

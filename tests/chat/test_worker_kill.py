@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from chat.security_probes._worker_pool import broker_listening
-from chat.security_probes.tasks_kill import kill_run, plan_drop, plan_effects
+from chat.bench.security._worker_pool import broker_listening
+from chat.bench.security.tasks_kill import kill_run, plan_drop, plan_effects
 from findings.models import ProjectionQuality
 from knowledge.models import Chunk, Document, UploadItem
 

@@ -12,7 +12,7 @@ from psycopg import sql
 from chat.models import Conversation, Message
 from groundwork.models import Tenant
 from groundwork.rls import DatabaseScope, scope_reset, scope_set, system_scope, tenant_scope
-from groundwork.rls_probe import alternating_transactions
+from groundwork.bench.rls import alternating_transactions
 from groundwork.rls_tables import parent_scoped_tables, tenant_scoped_tables
 from groundwork.sql import tenant_column_read_sql
 from knowledge.models import Chunk, Document, DocumentAcl, Source

@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
 from groundwork.modelclient import ModelEndpoint, ModelError
+from knowledge.bench.embedders import raw_throughput
 from knowledge.embedders import (
     Embedder,
     EmbeddingError,
@@ -28,7 +29,6 @@ from knowledge.embedders import (
     embedder_reset,
     vector_problem,
 )
-from knowledge.embedders.bench import raw_throughput
 from knowledge.embedders.onnx import MAX_TOKENS, TOKENIZER_PATH, OnnxEmbedder
 from knowledge.embedders.openai_compat import OpenAIEmbedder
 from tests.fake_openai import fake_vector

@@ -206,7 +206,10 @@ def test_json_records_list_and_single_object():
 
 @pytest.mark.parametrize("payload,reason", [
     (b"{not json", "not valid JSON"),
-    (b'[{"title": "x"}]', 'needs a non-empty "text"'),
+    (b'[{"title": "x"}]', "record 1: has no text"),
+    (b'[{"title": "x", "text": "y"}, {"title": "z", "text": "w", "created_at": "soon"}]',
+     "record 2: created_at is not an ISO 8601 date: 'soon'"),
+    (b'[{"title": "x", "text": "y", "visibility": "public"}]', "record 1: visibility must be 'workspace' or"),
     (b'[{"title": "x", "text": "y", "tenant": "globex"}]', "unknown fields: tenant"),
 ])
 def test_bad_json_records_are_refused_with_the_reason(payload, reason):

@@ -18,9 +18,9 @@ AREAS = {
     "ingest": "knowledge.bench.ingest",
     "intake": "knowledge.bench.intake",
     "retrieval": "knowledge.bench.retrieval",
-    "findings": "findings.bench",
-    "chat": "chat.bench",
-    "security": "chat.security_probes",
+    "findings": "findings.bench.claims",
+    "chat": "chat.bench.answers",
+    "security": "chat.bench.security",
 }
 
 

@@ -2,8 +2,9 @@
 
 Text, Markdown and HTML files become one document each (external id = path relative to PATH); `.json`
 files hold `{"records": [...]}` or a list of records, and `.jsonl` one record a line, each with the
-document fields of the API. Bad files are reported on an `error:` line and skipped; the exit status
-is non-zero when any file failed.
+document fields of the API (DocumentInput.from_record: without `visibility` and `acl` a record inherits
+its source's access; `--visibility`/`--acl` apply to the plain files). A bad file or record is reported on
+an `error:` line and skipped; the exit status is non-zero when any failed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.dateparse import parse_datetime
 from tqdm import tqdm
 
 from groundwork.models import Tenant
@@ -29,19 +29,6 @@ def _records(path: Path) -> list[dict]:
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     data = json.loads(path.read_text())
     return data["records"] if isinstance(data, dict) else data
-
-
-def record_input(record: dict) -> DocumentInput:
-    when = lambda key: parse_datetime(record[key]) if record.get(key) else None  # noqa: E731
-    return DocumentInput(
-        external_id=str(record.get("external_id") or record.get("_id") or record.get("id") or ""),
-        title=str(record.get("title") or "").strip() or str(record.get("external_id") or record.get("_id") or ""),
-        body=record.get("text") or record.get("body") or "", format=record.get("format", "text"),
-        record_url=record.get("record_url", ""), author=record.get("author"), created_at=when("created_at"),
-        updated_at=when("updated_at"), observed_at=when("observed_at"), expires_at=when("expires_at"),
-        metadata=record.get("metadata") or {}, visibility=record.get("visibility", "workspace"),
-        acl=tuple(record.get("acl") or ()),
-    )
 
 
 class Command(BaseCommand):
@@ -72,7 +59,12 @@ class Command(BaseCommand):
             rel = file.name if root.is_file() else str(file.relative_to(root))
             try:
                 if file.suffix in (".json", ".jsonl"):
-                    items += [record_input(r) for r in _records(file)]
+                    for number, record in enumerate(_records(file), start=1):
+                        try:
+                            items.append(DocumentInput.from_record(record))
+                        except ValidationError as exc:
+                            errors += 1
+                            self.stderr.write(f"error: {rel} record {number}: {'; '.join(exc.messages)}")
                     continue
                 fmt = format_for_filename(file.name)
                 if fmt is None:
@@ -99,4 +91,4 @@ class Command(BaseCommand):
                 bar.update(len(batch))
         self.stdout.write(f"ingested into {target.slug}/{src.name}: {counts}")
         if errors:
-            raise CommandError(f"{errors} file(s) or batch(es) failed; see the error lines above")
+            raise CommandError(f"{errors} file(s), record(s) or batch(es) failed; see the error lines above")

@@ -31,14 +31,15 @@ from typing import Any
 from django.db import connections
 from django.test.utils import override_settings
 
-from . import sql
-from .extractors.patterns import PatternsExtractor
-from .grounding import REJECTION_REASONS
-from .selectors import ontology_specs
-from .services import chunk_facts
-from .writer import FactInput, claims_write
+from findings import sql
+from findings.extractors.patterns import PatternsExtractor
+from findings.grounding import REJECTION_REASONS
+from findings.selectors import ontology_specs
+from findings.services import chunk_facts
+from findings.writer import FactInput, claims_write
+from knowledge.sample_corpus import DATA as SAMPLE_DATA
 
-CORPUS = Path(__file__).resolve().parent.parent / "knowledge" / "sample_corpus" / "data" / "kestrel.json"
+CORPUS = SAMPLE_DATA / "kestrel.json"
 WRITERS = 8
 ANCHOR_LATERAL_MS = 39.0
 
@@ -65,7 +66,7 @@ def _load(tenant, copies: int) -> dict[int, list[int]]:
     """Ingest `copies` renamed copies; returns copy → chunk ids."""
     from groundwork.selectors import authority_for_service
     from knowledge.models import Chunk, Source
-    from knowledge.sample_corpus import corpus_times
+    from knowledge.sample_corpus import sample_record
     from knowledge.services import DocumentInput, documents_import
 
     data = json.loads(CORPUS.read_text())
@@ -74,10 +75,12 @@ def _load(tenant, copies: int) -> dict[int, list[int]]:
     chunks: dict[int, list[int]] = {}
     for copy in range(copies):
         source = Source.objects.create(tenant=tenant, kind="wiki", name=f"bench copy {copy}")
-        items = [DocumentInput(
-            external_id=d["external_id"], title=d["title"], body=_renamed(d["text"], names, copy),
-            format=d.get("format", "text"), **corpus_times(d),
-        ) for d in data["documents"]]
+        # Copies inherit the scratch source's access and name no authors: the bench measures extraction and
+        # consolidation, not ACL writes.
+        items = [DocumentInput.from_record({
+            **sample_record(d), "text": _renamed(d["text"], names, copy),
+            "visibility": None, "acl": None, "author": None, "record_url": "", "metadata": None,
+        }) for d in data["documents"]]
         documents_import(authority=authority, source=source, items=items, batch_size=50)
         chunks[copy] = list(Chunk.objects.filter(document__source=source).order_by("id").values_list("pk", flat=True))
     return chunks
@@ -155,9 +158,9 @@ def _anomalies(tenant_id: int, facts: dict[int, list[FactInput]]) -> dict[str, i
 
 def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[sql.CandidateRow]:
     """Up to 50 candidates built from written facts, as the writer would send them to `claims_match`."""
-    from .grounding import entity_key
-    from .models import Entity, RelationType
-    from .writer import _embed
+    from findings.grounding import entity_key
+    from findings.models import Entity, RelationType
+    from findings.writer import _embed
 
     rel = {name: (pk, policy) for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
     ids = dict(Entity.objects.filter(tenant_id=tenant_id).values_list("key", "id"))
@@ -187,7 +190,7 @@ def _densify(tenant_id: int, rows: list[sql.CandidateRow], per_slot: int) -> int
     ranked). Scratch data: deleted with the tenant."""
     from django.db import transaction
 
-    from .writer import _claim_dimension
+    from findings.writer import _claim_dimension
 
     rng = random.Random(5)
     slots = {(r.subject_id, r.predicate_id, r.policy) for r in rows}
@@ -273,9 +276,8 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
 
 
 def _cleanup(tenant) -> None:
+    from findings.models import Claim, Entity, ModelUsage, ProjectionQuality
     from knowledge.models import Document, Source
-
-    from .models import Claim, Entity, ModelUsage, ProjectionQuality
 
     with override_settings(FINDINGS_EXTRACTOR="none"):
         Claim.objects.filter(tenant=tenant).update(superseded_by=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from .base import Embedder
+from knowledge.embedders.base import Embedder
 
 
 def raw_throughput(embedder: Embedder, texts: Sequence[str]) -> float:

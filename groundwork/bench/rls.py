@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from django.db import connection, connections, transaction
 
-from .authority import Authority
-from .rls import system_scope, tenant_scope
-from .rls_tables import parent_scoped_tables, tenant_scoped_tables
-from .sql import child_key_read_sql, child_tenant_map_sql, tenant_column_read_sql
+from groundwork.authority import Authority
+from groundwork.rls import system_scope, tenant_scope
+from groundwork.rls_tables import parent_scoped_tables, tenant_scoped_tables
+from groundwork.sql import child_key_read_sql, child_tenant_map_sql, tenant_column_read_sql
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """`make bench` security area: every probe module in this package, merged into `var/bench/security.json`.
 
-Each module `chat/security_probes/<item>.py` exposes `measure(out_dir, quick) -> dict` of named figures
+Each module `chat/bench/security/<item>.py` exposes `measure(out_dir, quick) -> dict` of named figures
 (leaks, 5xx counts, oracle gaps: for each the goal is a ceiling, usually 0). The package lives in chat, the
 top layer, because probes drive the whole stack — answers, hints, the cache — the way a caller would.
 A probe that raises is recorded as failed (and fails the area) without hiding the other probes' figures.

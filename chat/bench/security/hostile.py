@@ -1,7 +1,7 @@
 """`hostile_5xx`: server errors answering hostile input (goal 0); `hostile_requests`: how many were sent.
 
 Every API operation the URL conf has (drf-spectacular's enumeration, the one behind /api/schema/) gets the
-hostile requests of `groundwork.hostile_input` — ids beyond bigint, NUL, invalid UTF-8 and attack strings in
+hostile requests of `groundwork.bench.hostile_input` — ids beyond bigint, NUL, invalid UTF-8 and attack strings in
 every query parameter, deeply nested / oversized / malformed JSON bodies, wrong content types — from tenant A's
 admin (the widest rights) with an API key, and (full run) with the tenant prefix (`/t/<slug>/api/v1/…`) from a
 signed-in session. Path ids are real rows of the scratch tenant, so the requests reach past the lookups into the
@@ -22,8 +22,8 @@ from django.test.utils import override_settings
 
 from chat.models import Conversation, Message
 from findings.models import Claim, Entity
-from groundwork.hostile_input import api_schema, hostile_requests, hostile_send
-from groundwork.routes import api_endpoints
+from groundwork.bench.hostile_input import api_schema, hostile_requests, hostile_send
+from groundwork.bench.routes import api_endpoints
 from knowledge.services import DocumentInput
 
 from ._world import ProbeWorld, probe_world

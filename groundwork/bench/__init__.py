@@ -1,7 +1,9 @@
 """Benchmark output shared by every area: `<area>.json`, a section of `report.md`, and bar plots.
 
-Each area's bench lives in its own app (`knowledge.bench.ingest`, ...) and returns a flat dict of
-numbers; this module only writes them down, so it imports nothing above the platform layer.
+Each area's bench lives in its own app's `bench` package (`knowledge.bench.ingest`, ...) and returns a flat
+dict of numbers; this module only writes them down, so it imports nothing above the platform layer. The
+package's other modules are the platform-level tools the probes and the tests share (`rls`, `hostile_input`,
+`production_server`, `routes`). Product modules never import any of it (tests/test_bench_separation.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hostile requests for one API operation: what the suite (tests/groundwork/test_hostile_input.py) and the
-security bench (chat/security_probes/hostile.py) send to every endpoint the URL conf has. Each must get a clear
+security bench (chat/bench/security/hostile.py) send to every endpoint the URL conf has. Each must get a clear
 4xx (or a normal answer); a 5xx is a bug.
 
 - path ids beyond bigint; NUL, integers beyond bigint, invalid UTF-8 and attack strings in every query

@@ -1,7 +1,7 @@
 """Issue #11 item 11: row-level security leaks (groundwork/rls.py).
 
 Two scratch tenants, each with a document (and its chunks, principals, a membership-free service principal),
-next to whatever the database already holds; then `groundwork.rls_probe.alternating_transactions`: threads
+next to whatever the database already holds; then `groundwork.bench.rls.alternating_transactions`: threads
 reusing their connections run transactions alternating the two tenants' scopes and read every tenant-scoped
 table with no tenant filter. `rls_leaks` counts rows outside the caller's tenant and the platform corpus
 (goal 0); `rls_misses` rows of its own it failed to see (a probe that sees nothing proves nothing). The
@@ -13,9 +13,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from groundwork.bench.rls import alternating_transactions
 from groundwork.models import Tenant
 from groundwork.rls import system_scope
-from groundwork.rls_probe import alternating_transactions
 from groundwork.selectors import authority_for_service
 
 

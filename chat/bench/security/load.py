@@ -22,8 +22,8 @@ from pathlib import Path
 
 from django.db import IntegrityError, connection, transaction
 
+from groundwork.bench.production_server import database_url_of, production_server
 from groundwork.models import ApiKey, Tenant
-from groundwork.production_server import database_url_of, production_server
 from groundwork.selectors import authority_for_service
 from groundwork.services import api_key_issue_service
 from knowledge.models import Chunk, Source

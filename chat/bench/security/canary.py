@@ -41,7 +41,7 @@ from django.urls import reverse
 from chat.models import AccessRequest, Conversation, Message
 from findings.models import Claim, Entity
 from groundwork.admin_scoping import SHARED_ROWS
-from groundwork.routes import route_fill, url_routes
+from groundwork.bench.routes import route_fill, url_routes
 from knowledge.models import Document, UploadBatch, UploadItem
 from knowledge.services import DocumentInput
 from knowledge.uploads import upload_batch_create

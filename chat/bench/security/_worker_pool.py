@@ -1,7 +1,7 @@
 """Real Celery workers as subprocesses, for probes and tests that kill them: a Redis to talk through, the
 database URL to hand them, and a pool that starts, SIGKILLs and restarts workers.
 
-Not a probe itself (the leading underscore keeps it out of `chat.security_probes.probe_modules`).
+Not a probe itself (the leading underscore keeps it out of `chat.bench.security.probe_modules`).
 """
 
 from __future__ import annotations

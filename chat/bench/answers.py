@@ -46,6 +46,7 @@ from groundwork.bench import eval_dir
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 from knowledge.access import readable_chunks
+from knowledge.bench.beir import beir_record
 from knowledge.bench.shipped import eval_set_missing_note, sample_vocabulary
 from knowledge.embedders import embedder_reset
 from knowledge.embedding import chunks_embed
@@ -217,9 +218,7 @@ def _collection_tenant(data: Path, name: str, *, reuse: bool) -> tuple[Tenant, A
     if reuse:
         Tenant.objects.filter(pk=tenant.pk).update(slug=slug)
         tenant.refresh_from_db()
-    items = (DocumentInput(external_id=str(row["_id"]), title=(row.get("title") or str(row["_id"]))[:500],
-                           body=row.get("text") or row.get("title") or str(row["_id"]), format="text")
-             for row in _jsonl(data / name / "corpus.jsonl"))
+    items = (DocumentInput.from_record(beir_record(row)) for row in _jsonl(data / name / "corpus.jsonl"))
     documents_import(authority=authority, source=source, items=items, batch_size=200)
     chunks_embed(document_ids=list(Document.objects.filter(tenant=tenant).values_list("pk", flat=True)))
     return tenant, authority, True
