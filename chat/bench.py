@@ -35,7 +35,6 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import override_settings
 
-from chat import gate
 from chat.answering import answer_events
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
@@ -361,7 +360,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
         **{k: v for k, v in quality.items() if k != "invalid_citations"},
         "invalid_citations": latency["invalid_citations"] + quality["invalid_citations"],
         "gate": {
-            name: getattr(settings, name, getattr(gate, name))
+            name: getattr(settings, name)
             for name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_SEMANTIC_MIN_COVERAGE", "ANSWER_GATE_MIN_COVERAGE",
                          "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE", "ANSWER_GATE_SOLO_COVERAGE",
                          "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K")
