@@ -15,8 +15,9 @@ from django.conf import settings
 
 
 def eval_dir() -> Path:
-    """The public evaluation data (the setting GROUNDWORK_EVAL_DIR, by default `../shared/eval` next to the project)."""
-    return Path(settings.GROUNDWORK_EVAL_DIR)
+    """The public evaluation data (`../shared/eval` next to the project); the setting GROUNDWORK_EVAL_DIR overrides."""
+    override = settings.GROUNDWORK_EVAL_DIR
+    return Path(override) if override else Path(settings.BASE_DIR).parent / "shared" / "eval"
 
 
 def bench_result_write(out_dir: Path, area: str, result: Mapping) -> Path:

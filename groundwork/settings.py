@@ -317,7 +317,8 @@ LOGGING = {
 }
 
 # The public evaluation sets (SciFact, Cranfield, CISI) the benchmarks read; a missing set is skipped and named.
-GROUNDWORK_EVAL_DIR = Path(env_str("GROUNDWORK_EVAL_DIR", str(BASE_DIR.parent / "shared" / "eval")))
+# Unset: the folder groundwork.bench.eval_dir() names (the one sanctioned path outside the repository).
+GROUNDWORK_EVAL_DIR = env_str("GROUNDWORK_EVAL_DIR")
 
 # Apps whose `urls` module contributes `api_urlpatterns` (mounted at /api/v1/ and /t/<tenant>/api/v1/)
 # and `page_urlpatterns` (mounted at /t/<tenant>/). The root URLconf reads this list, so the platform
