@@ -31,6 +31,8 @@ from typing import Any
 from django.db import connections
 from django.test.utils import override_settings
 
+from knowledge.sql import vector_literal
+
 from . import sql
 from .extractors.patterns import PatternsExtractor
 from .grounding import REJECTION_REASONS
@@ -207,7 +209,7 @@ def _densify(tenant_id: int, rows: list[sql.CandidateRow], per_slot: int) -> int
                     "policy": policy, "object_entity": None, "object_value": f"filler {k}",
                     "object_key": f"filler {k}", "statement": f"filler statement {k}", "perspective": "",
                     "scope": "", "vfrom": day, "vto": day + timedelta(days=1) if policy == "state" else None,
-                    "embedding": sql.vector_literal([x / norm for x in vector]), "needs_review": False,
+                    "embedding": vector_literal([x / norm for x in vector]), "needs_review": False,
                 })
         inserted = sql.claims_insert(tenant_id, batch, at=sql.write_clock())
     sql.claims_analyze()  # measure the plan a table of this size gets, not the plan for the empty one
