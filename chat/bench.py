@@ -38,7 +38,6 @@ from django.test.utils import override_settings
 from chat.answering import answer_events
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
-from chat.sentences import sentence_spans
 from chat.services import conversation_start
 from groundwork.authority import Authority
 from groundwork.bench import eval_dir
@@ -49,6 +48,7 @@ from knowledge.bench.shipped import eval_set_missing_note, sample_vocabulary
 from knowledge.embedders import embedder_reset
 from knowledge.embedding import chunks_embed
 from knowledge.models import Chunk, Document, Source
+from knowledge.sentences import sentence_spans
 from knowledge.services import DocumentInput, documents_import
 
 

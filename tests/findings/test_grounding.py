@@ -152,9 +152,9 @@ def test_a_hedge_of_the_same_family_or_a_family_qualifier_preserves_certainty():
 def test_enclosing_sentence_spans_the_whole_sentence_only():
     text = "Tom may leave. It is rumoured that Priya will lead Support. Atlas v2.5 shipped."
     start, end = quote_interval(text, "Priya will lead Support.")
-    assert enclosing_sentence(text, start, end) == " It is rumoured that Priya will lead Support."
+    assert enclosing_sentence(text, start, end) == "It is rumoured that Priya will lead Support."
     start, end = quote_interval(text, "Atlas v2.5 shipped")
-    assert enclosing_sentence(text, start, end) == " Atlas v2.5 shipped."
+    assert enclosing_sentence(text, start, end) == "Atlas v2.5 shipped."
 
 
 # --- the audit -----------------------------------------------------------------------------------------------
