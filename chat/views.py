@@ -21,7 +21,7 @@ from chat.selectors import (
 )
 from chat.services import AccessRequestRefused, access_request_resolve
 from groundwork.authority import Authority
-from groundwork.page_access import tenant_page
+from groundwork.page_access import page_found, tenant_page
 from knowledge.access import tenant_has_corpus
 
 
@@ -54,9 +54,7 @@ def access_requests_page(request, authority: Authority):
 @tenant_page("admin")
 @require_POST
 def access_request_resolve_page(request, authority: Authority, access_request_id: int):
-    access_request = access_request_access(authority, access_request_id)
-    if access_request is None:
-        raise Http404
+    access_request = page_found(access_request_access(authority, access_request_id))
     decision = request.POST.get("decision")
     if decision not in ("grant", "decline"):
         messages.error(request, "Choose grant or decline.")

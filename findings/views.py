@@ -7,12 +7,11 @@ same as in the API, so a role gate would add nothing. Who may open them at all i
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import render
 from rest_framework.exceptions import ValidationError
 
 from groundwork.authority import Authority
-from groundwork.page_access import tenant_page
+from groundwork.page_access import page_found, tenant_page
 from knowledge.rendering import external_url
 
 from . import selectors
@@ -56,9 +55,7 @@ def findings_list(request, authority: Authority):
 @tenant_page()
 def claim_detail(request, authority: Authority, claim_id: int):
     tenant_slug = authority.tenant_slug
-    detail = selectors.claim_get(authority, claim_id)
-    if detail is None:
-        raise Http404("no such finding")
+    detail = page_found(selectors.claim_get(authority, claim_id))
     # Each quote opens the in-app record viewer at the quoted characters; the record's own URL is secondary.
     evidence = [(item, *selectors.evidence_segments(item), evidence_viewer_url(tenant_slug, item),
                  external_url(item.document.record_url)) for item in detail.evidence]
@@ -69,9 +66,7 @@ def claim_detail(request, authority: Authority, claim_id: int):
 @tenant_page()
 def entity_detail(request, authority: Authority, entity_id: int):
     tenant_slug = authority.tenant_slug
-    entity = selectors.entity_get(authority, entity_id)
-    if entity is None:
-        raise Http404("no such entity")
+    entity = page_found(selectors.entity_get(authority, entity_id))
     claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk, history=True))[:200]
     claims = _quote_links(authority, tenant_slug, list(claims))
     return render(request, "findings/entity.html", {"tenant_slug": tenant_slug, "entity": entity, "claims": claims})

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import TypeVar
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 
 from .authority import ROLE_RANK, Authority
 from .selectors import AuthorityDenied, authority_for_user
@@ -25,6 +26,7 @@ NOT_A_MEMBER = "You are not a member of this workspace, or it does not exist."
 _ROLE_HOLDERS = {"member": "members", "analyst": "analysts and administrators", "admin": "administrators"}
 
 PageView = Callable[..., HttpResponse]
+Found = TypeVar("Found")
 
 
 def tenant_page(role: str = "member") -> Callable[[PageView], PageView]:
@@ -56,3 +58,10 @@ def page_authority(request: HttpRequest, tenant_slug: str, *, role: str = "membe
     if not authority.has_role(role):
         raise PermissionDenied(f"This page is for the workspace's {_ROLE_HOLDERS[role]}.")
     return authority
+
+
+def page_found(value: Found | None) -> Found:
+    """`value` from a selector, or the 404 page: an object missing and one the caller may not read look the same."""
+    if value is None:
+        raise Http404
+    return value

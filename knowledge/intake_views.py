@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from groundwork.authority import Authority
-from groundwork.page_access import tenant_page
+from groundwork.page_access import page_found, tenant_page
 
 from . import services, uploads
 from .files import supported_types
@@ -71,9 +71,7 @@ def upload_page(request, authority: Authority):
 @tenant_page()
 @ensure_csrf_cookie
 def upload_batch_page(request, authority: Authority, batch_id: int):
-    batch = uploads.upload_batch_get(authority, batch_id)
-    if batch is None:
-        raise Http404
+    batch = page_found(uploads.upload_batch_get(authority, batch_id))
     counts = uploads.upload_counts(batch)
     total = sum(counts.values())
     done = sum(counts[s] for s in ("added", "updated", "unchanged", "refused", "failed"))
@@ -125,9 +123,7 @@ def sources_page(request, authority: Authority):
                     source_id = int(request.POST.get("source_id", ""))
                 except ValueError as exc:
                     raise Http404 from exc
-                source = uploads.source_for_upload(authority, source_id)
-                if source is None:
-                    raise Http404
+                source = page_found(uploads.source_for_upload(authority, source_id))
                 errors_for = source.pk
                 services.source_update(authority=authority, source=source, default_visibility=visibility,
                                        default_acl=acl, members_may_upload=members)

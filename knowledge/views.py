@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from groundwork.authority import Authority
-from groundwork.page_access import tenant_page
+from groundwork.page_access import page_found, tenant_page
 
 from . import selectors
 from .links import document_viewer_url
@@ -154,9 +154,7 @@ def _metadata_items(metadata: dict) -> list[tuple[str, str]]:
 @tenant_page()
 def document_page(request: HttpRequest, authority: Authority, document_id: int) -> HttpResponse:
     tenant_slug = authority.tenant_slug
-    view = selectors.document_view(authority, document_id)
-    if view is None:
-        raise Http404("no such document")
+    view = page_found(selectors.document_view(authority, document_id))
     document = view.document
     highlight = chars_parse(request.GET.get("chars"), len(document.text))
     return _with_csp(render(request, "knowledge/document.html", {
