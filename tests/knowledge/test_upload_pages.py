@@ -9,20 +9,13 @@ from django.urls import reverse
 
 from knowledge.models import Document, Source, UploadBatch
 
-
-@pytest.fixture(autouse=True)
-def _no_embedder(settings):
-    from knowledge.embedders import embedder_reset
-
-    settings.EMBEDDER = "none"
-    embedder_reset()
-    yield
-    embedder_reset()
+# Uploads are measured on full text alone; the source is an upload source of acme ("Shared drive").
+pytestmark = pytest.mark.usefixtures("no_embedder")
 
 
 @pytest.fixture
-def source(world):
-    return Source.objects.create(tenant=world.acme, kind="upload", name="Shared drive")
+def source(upload_source):
+    return upload_source
 
 
 def signed_in(user) -> Client:
