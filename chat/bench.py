@@ -32,7 +32,7 @@ from pathlib import Path
 from statistics import median
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.test.utils import override_settings
 
 from chat.answering import answer_events
@@ -44,6 +44,7 @@ from groundwork.bench import eval_dir
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 from knowledge.access import readable_chunks
+from knowledge.bench.scratch import scratch_tenant_drop
 from knowledge.bench.shipped import eval_set_missing_note, sample_vocabulary
 from knowledge.embedders import embedder_reset
 from knowledge.embedding import chunks_embed
@@ -69,17 +70,6 @@ def _scratch(name: str) -> tuple[Tenant, Authority, Source]:
     authority = authority_for_service(tenant=tenant, service_name="bench", role="admin")
     source = Source.objects.create(tenant=tenant, kind="upload", name=name)
     return tenant, authority, source
-
-
-def _drop(tenant: Tenant) -> None:
-    # Chunks first in bulk: the ORM cascade would load every one of ~100k rows. Rows another app derived
-    # from the chunks (findings' projections) block that; then the ORM cascade does it, slowly but fully.
-    try:
-        with transaction.atomic():
-            Chunk.objects.filter(tenant=tenant)._raw_delete(Chunk.objects.db)
-    except IntegrityError:
-        Chunk.objects.filter(tenant=tenant).delete()
-    tenant.delete()
 
 
 class Asker:
@@ -166,7 +156,7 @@ def latency_bench(*, documents: int, questions: int, vocabulary: list[str], seed
             "invalid_citations": asker.invalid_citations,
         }
     finally:
-        _drop(tenant)
+        scratch_tenant_drop(tenant)
 
 
 def _rationale_sentences(text: str, indexes: Iterable[int]) -> list[str]:
@@ -307,7 +297,7 @@ def collections_bench(*, data: Path, in_limit: int | None, out_limit: int | None
     finally:
         for tenant, _, created in tenants.values():
             if created and not reuse:
-                _drop(tenant)
+                scratch_tenant_drop(tenant)
 
 
 def _vocabulary(data: Path, size: int = 5000) -> list[str]:
