@@ -27,7 +27,7 @@ from chat.selectors import (
 )
 from chat.services import AccessRequestRefused, access_request_create, conversation_start, evidence_from_citation
 from chat.streaming import sse_comment, sse_event
-from groundwork.api import AuthorityAPIView
+from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import role_required
 from groundwork.schema import component_ref, sse_event_schema
 
@@ -159,9 +159,7 @@ class AnswerCreateApi(AuthorityAPIView):
         question = data.validated_data["question"].strip()
         conversation_id = data.validated_data["conversation_id"]
         if conversation_id is not None:
-            conversation = conversation_access(authority, conversation_id)
-            if conversation is None:
-                raise Http404
+            conversation = found(conversation_access(authority, conversation_id))
         else:
             conversation = conversation_start(authority, title=question)
         events = answer_events(authority, question=question, conversation=conversation)
@@ -189,9 +187,7 @@ class AnswerDetailApi(AuthorityAPIView):
                                 "of its text and no citations."),
                    responses={200: AnswerOutput})
     def get(self, request, message_id: int, **kwargs):
-        message = message_access(self.authority, message_id)
-        if message is None:
-            raise Http404
+        message = found(message_access(self.authority, message_id))
         withdrawn = message.pk in answers_withdrawn(self.authority, [message])
         return Response(message_payload(self.authority, message, withdrawn=withdrawn))
 
@@ -240,9 +236,7 @@ class ConversationDetailApi(AuthorityAPIView):
                                 "else's conversation answers 404."),
                    responses={200: ConversationDetailOutput})
     def get(self, request, conversation_id: int, **kwargs):
-        conversation = conversation_access(self.authority, conversation_id)
-        if conversation is None:
-            raise Http404
+        conversation = found(conversation_access(self.authority, conversation_id))
         rows = list(conversation_messages(conversation))
         withdrawn = answers_withdrawn(self.authority, rows)
         messages = []
@@ -315,9 +309,7 @@ class AccessRequestApi(AuthorityAPIView):
     def post(self, request, **kwargs):
         data = AccessRequestInput(data=request.data)
         data.is_valid(raise_exception=True)
-        message = message_access(self.authority, data.validated_data["answer_id"])
-        if message is None:
-            raise Http404
+        message = found(message_access(self.authority, data.validated_data["answer_id"]))
         manage_url = request.build_absolute_uri(
             reverse("pages:access-requests", kwargs={"tenant_slug": self.authority.tenant_slug}))
         try:

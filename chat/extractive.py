@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chat.evidence import Labelled
-from chat.sentences import sentence_spans
 from chat.terms import key_terms, term_set, words
+from knowledge.sentences import sentence_spans
 
 __all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
 

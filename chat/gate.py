@@ -18,7 +18,8 @@ Refusing is the safe outcome: an honest "not found"
 costs less than a confident fabrication. A refusal becomes a gap event; its kind tells "the records do
 not have this" apart from "retrieval did not surface it", and the two are never merged.
 
-Thresholds are module constants overridable in settings (`ANSWER_GATE_MIN_COVERAGE` ...).
+The thresholds are settings (`ANSWER_GATE_*`, declared and explained in groundwork/settings.py), read on every
+call so a test or a bench run can change them with `override_settings`.
 """
 
 from __future__ import annotations
@@ -32,36 +33,6 @@ from django.conf import settings
 
 from chat.evidence import Evidence
 from chat.terms import STOPWORDS, canonical_number, content_words, key_terms, normalise, stem, term_set
-
-# Share of the question's key terms the top evidence must contain (weighted by corpus rarity when weights are
-# given). Tuned on SciFact claims (in corpus) against Cranfield queries (out of corpus): see chat/bench/answers.py.
-# Full run (onnx embedder): answer rate 0.91, refusal 0.96; full-text only: 0.93 / 0.94.
-ANSWER_GATE_MIN_COVERAGE = 0.3
-# Share of the question's adjacent key-term pairs ("panel flutter", "heart failure") that one top chunk must
-# also contain, unless coverage is strong: an out-of-corpus question often matches a corpus's common words
-# ("experimental", "study", "effect") one by one, but rarely its phrases.
-ANSWER_GATE_MIN_PHRASE = 0.1
-ANSWER_GATE_STRONG_COVERAGE = 0.8
-# Without channel agreement, demand near-complete coverage instead: a lexical-only hit on half the words
-# is often a different topic sharing vocabulary.
-ANSWER_GATE_SOLO_COVERAGE = 0.8
-# Minimum fused score of the best evidence. With RRF (k=60) a rank-40 hit in one channel scores ~0.01.
-ANSWER_GATE_MIN_SCORE = 0.01
-# A fused score at or above this counts as full marks in the confidence blend (rank 1 in both channels).
-ANSWER_GATE_STRONG_SCORE = 2 / 61
-# Cosine similarity (question vs. the closest evidence chunk) an answer needs. A property of the embedding
-# model: 0.42 is calibrated for the bundled MiniLM; settings set it to 0 (lexical rules only) for other models.
-ANSWER_GATE_MIN_SIMILARITY = 0.42
-# With the similarity bar met, the share of the question's (rarity-weighted) key terms one top chunk must hold.
-ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.15
-# How many of the best-ranked items count as "the top evidence".
-ANSWER_GATE_TOP_K = 3
-# Below this confidence a refusal is worth one repeat search with a reformulated query.
-ANSWER_GATE_RETRY_BELOW = 0.6
-
-
-def _setting(name: str, default: float, override: float | None = None) -> float:
-    return float(getattr(settings, name, default)) if override is None else override
 
 
 class GapKind(enum.StrEnum):
@@ -83,7 +54,7 @@ class GateDecision:
         return (
             not self.answer
             and self.reason not in ("no_key_terms",)
-            and self.confidence < _setting("ANSWER_GATE_RETRY_BELOW", ANSWER_GATE_RETRY_BELOW)
+            and self.confidence < settings.ANSWER_GATE_RETRY_BELOW
         )
 
 
@@ -124,26 +95,21 @@ def gate_decide(
     question: str,
     evidence: Sequence[Evidence],
     *,
-    min_coverage: float | None = None,
-    solo_coverage: float | None = None,
-    min_score: float | None = None,
-    top_k: int | None = None,
     vector_enabled: bool = True,
     term_weights: Mapping[str, float] | None = None,
-    min_similarity: float | None = None,
 ) -> GateDecision:
     """Answer or refuse. `evidence` is in fused rank order. Pass `vector_enabled=False` when retrieval ran
     lexical-only (no embedding provider), so the missing channel is not held against the evidence.
     `term_weights` (stemmed key term -> corpus idf) weight coverage by rarity."""
-    min_coverage = _setting("ANSWER_GATE_MIN_COVERAGE", ANSWER_GATE_MIN_COVERAGE, min_coverage)
-    min_similarity = _setting("ANSWER_GATE_MIN_SIMILARITY", ANSWER_GATE_MIN_SIMILARITY, min_similarity)
-    semantic_coverage = _setting("ANSWER_GATE_SEMANTIC_MIN_COVERAGE", ANSWER_GATE_SEMANTIC_MIN_COVERAGE)
-    solo_coverage = _setting("ANSWER_GATE_SOLO_COVERAGE", ANSWER_GATE_SOLO_COVERAGE, solo_coverage)
-    min_score = _setting("ANSWER_GATE_MIN_SCORE", ANSWER_GATE_MIN_SCORE, min_score)
-    top_k = int(_setting("ANSWER_GATE_TOP_K", ANSWER_GATE_TOP_K, top_k))
-    strong = _setting("ANSWER_GATE_STRONG_SCORE", ANSWER_GATE_STRONG_SCORE)
-    min_phrase = _setting("ANSWER_GATE_MIN_PHRASE", ANSWER_GATE_MIN_PHRASE)
-    strong_coverage = _setting("ANSWER_GATE_STRONG_COVERAGE", ANSWER_GATE_STRONG_COVERAGE)
+    min_coverage = settings.ANSWER_GATE_MIN_COVERAGE
+    min_similarity = settings.ANSWER_GATE_MIN_SIMILARITY
+    semantic_coverage = settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE
+    solo_coverage = settings.ANSWER_GATE_SOLO_COVERAGE
+    min_score = settings.ANSWER_GATE_MIN_SCORE
+    top_k = settings.ANSWER_GATE_TOP_K
+    strong = settings.ANSWER_GATE_STRONG_SCORE
+    min_phrase = settings.ANSWER_GATE_MIN_PHRASE
+    strong_coverage = settings.ANSWER_GATE_STRONG_COVERAGE
 
     if not evidence:
         return GateDecision(False, "no_evidence", 0.0, 0.0, GapKind.KNOWLEDGE_MISSING)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from chat.citations import CLUSTER_RE, find_labels
 from chat.evidence import Evidence
-from chat.sentences import sentence_spans
 from chat.terms import STOPWORDS, key_terms, numbers, term_set, words
+from knowledge.sentences import sentence_spans
 
 # Share of a claim's key terms that must appear in its cited evidence.
 MIN_TERM_OVERLAP = 0.6

@@ -16,10 +16,10 @@ from inspect import iscoroutinefunction
 from typing import Any, TypeVar
 
 import markdown
-import nh3
 
 from chat.citations import GROUP_RE, labels_in_group, strip_invalid_labels
 from chat.evidence import Evidence
+from knowledge.rendering import SAFE_HREF, html_clean
 
 ALLOWED_TAGS = frozenset(
     {
@@ -28,15 +28,7 @@ ALLOWED_TAGS = frozenset(
         "table", "thead", "tbody", "tr", "th", "td",
     }
 )  # fmt: skip
-# Tags removed together with their content: anything whose content is code or a remote resource.
-DROPPED_WITH_CONTENT = frozenset(
-    {"script", "style", "iframe", "object", "embed", "svg", "math", "template", "noscript", "textarea", "title"}
-)
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {"a": {"href", "title", "class", "data-label"}}
-LINK_SCHEMES = frozenset({"http", "https", "mailto"})
-LINK_REL = "noopener noreferrer nofollow"
-
-_SAFE_HREF = re.compile(r"(?:https?://[^\s/\\]|mailto:)[^\s]*\Z", re.IGNORECASE)
 _CITE_HREF = re.compile(r"#cite-S\d+\Z")
 _LABEL = re.compile(r"S\d+\Z")
 
@@ -47,7 +39,7 @@ def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "href":
         # An allow-list on the final value: this also drops relative and protocol-relative ("//host")
         # targets, which the scheme list alone would let through.
-        return value if _SAFE_HREF.match(value) or _CITE_HREF.match(value) else None
+        return value if SAFE_HREF.match(value) or _CITE_HREF.match(value) else None
     if attribute == "class":
         return "cite" if value == "cite" else None
     if attribute == "data-label":
@@ -97,13 +89,9 @@ def render_answer_html(
             return None
         return value
 
-    return nh3.clean(
-        html,
-        tags=set(ALLOWED_TAGS),
+    return html_clean(
+        html, tags=ALLOWED_TAGS, attribute_filter=only_allowed, link_rel=None,
         attributes={tag: set(attrs) | ({"rel"} if tag == "a" else set()) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
-        attribute_filter=only_allowed,
-        url_schemes=set(LINK_SCHEMES),
-        link_rel=None,
     )
 
 
@@ -116,28 +104,11 @@ def render_fragment_html(text: str) -> str:
     (nor pose as one of our citation links). Headings are demoted like the answer's."""
     html = markdown.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
     html = re.sub(r"<(/?)h[12]>", r"<\1h3>", html)
-    return nh3.clean(
-        html,
-        tags=set(FRAGMENT_TAGS),
-        clean_content_tags=set(DROPPED_WITH_CONTENT),
-        attributes={},
-        url_schemes=set(LINK_SCHEMES),
-        link_rel=None,
-        strip_comments=True,
-    )
+    return html_clean(html, tags=FRAGMENT_TAGS, attributes={}, link_rel=None)
 
 
 def sanitise_html(html: str) -> str:
-    return nh3.clean(
-        html,
-        tags=set(ALLOWED_TAGS),
-        clean_content_tags=set(DROPPED_WITH_CONTENT),
-        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
-        attribute_filter=_attribute_filter,
-        url_schemes=set(LINK_SCHEMES),
-        link_rel=LINK_REL,
-        strip_comments=True,
-    )
+    return html_clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, attribute_filter=_attribute_filter)
 
 
 # One policy for every page: the platform layer's (groundwork.middleware applies it to HTML pages).

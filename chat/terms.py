@@ -1,7 +1,7 @@
 """Words that carry a question's meaning, shared by the refusal gate, the extractive answerer and the
 groundedness check so all three agree on what "the question's key terms" are.
 
-Deliberately small: lower-case word tokens, an English stopword list that includes question words, and
+Deliberately small: lower-case word tokens, the English stopword list of knowledge.stopwords, and
 a light suffix stemmer (plural and verb endings) — enough to match "policies" with "policy" without a
 language model or a stemming library.
 """
@@ -11,21 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-STOPWORDS: frozenset[str] = frozenset(
-    """
-    a about above after again against all also am an and any are aren as at be because been before being
-    below between both but by can cannot could couldn did didn do does doesn doing don down during each
-    either else ever every few for from further get gets got had hadn has hasn have haven having he her here
-    hers herself him himself his how however i if in into is isn it its itself just let lets like made make
-    many may me might more most much must mustn my myself neither no nor not now of off on once only or other
-    our ours ourselves out over own per please same shall shan she should shouldn so some such tell than
-    that the their theirs them themselves then there these they this those through to too under until up
-    upon us very via was wasn we were weren what whats when where whether which while who whom whose why
-    will with within without won would wouldn yes yet you your yours yourself yourselves
-    s t d ll m re ve y
-    describe explain give know list show find say said says
-    """.split()
-)
+from knowledge.stopwords import STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 # A number not glued to a word on its left ("FY26" is a name, not the number 26); thousands separators

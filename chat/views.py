@@ -5,8 +5,6 @@ access requests (grant / decline) and refused questions by frequency."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -23,29 +21,14 @@ from chat.selectors import (
 )
 from chat.services import AccessRequestRefused, access_request_resolve
 from groundwork.authority import Authority
-from groundwork.selectors import AuthorityDenied, authority_for_user
+from groundwork.page_access import page_found, tenant_page
 from knowledge.access import tenant_has_corpus
 
 
-def _authority(request, tenant_slug: str) -> Authority:
-    try:
-        return authority_for_user(user=request.user, tenant_slug=tenant_slug)
-    except AuthorityDenied as denied:
-        raise Http404 from denied
-
-
-def _admin_authority(request, tenant_slug: str) -> Authority:
-    authority = _authority(request, tenant_slug)
-    if not authority.is_admin:
-        raise PermissionDenied("tenant admins only")
-    return authority
-
-
 @with_csp
-@login_required
+@tenant_page()
 @ensure_csrf_cookie
-def chat_page(request, tenant_slug: str, conversation_id: int | None = None):
-    authority = _authority(request, tenant_slug)
+def chat_page(request, authority: Authority, conversation_id: int | None = None):
     if conversation_id is not None and conversation_access(authority, conversation_id) is None:
         raise Http404
     return render(request, "chat/chat.html", {
@@ -57,9 +40,8 @@ def chat_page(request, tenant_slug: str, conversation_id: int | None = None):
 
 
 @with_csp
-@login_required
-def access_requests_page(request, tenant_slug: str):
-    authority = _admin_authority(request, tenant_slug)
+@tenant_page("admin")
+def access_requests_page(request, authority: Authority):
     rows = [access_request_payload(authority, r) for r in access_requests_for(authority)[:200]]
     return render(request, "chat/access_requests.html", {
         "tenant_slug": authority.tenant_slug,
@@ -69,13 +51,10 @@ def access_requests_page(request, tenant_slug: str):
 
 
 @with_csp
-@login_required
+@tenant_page("admin")
 @require_POST
-def access_request_resolve_page(request, tenant_slug: str, access_request_id: int):
-    authority = _admin_authority(request, tenant_slug)
-    access_request = access_request_access(authority, access_request_id)
-    if access_request is None:
-        raise Http404
+def access_request_resolve_page(request, authority: Authority, access_request_id: int):
+    access_request = page_found(access_request_access(authority, access_request_id))
     decision = request.POST.get("decision")
     if decision not in ("grant", "decline"):
         messages.error(request, "Choose grant or decline.")
@@ -97,9 +76,8 @@ def access_request_resolve_page(request, tenant_slug: str, access_request_id: in
 
 
 @with_csp
-@login_required
-def gaps_page(request, tenant_slug: str):
-    authority = _admin_authority(request, tenant_slug)
+@tenant_page("admin")
+def gaps_page(request, authority: Authority):
     return render(request, "chat/gaps.html", {
         "tenant_slug": authority.tenant_slug,
         "gaps": gap_events_by_frequency(authority)[:200],

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, time
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from groundwork.api import AuthorityAPIView
+from groundwork.api import AuthorityAPIView, found
 from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
 from knowledge.links import document_viewer_url
 
@@ -141,9 +141,7 @@ class ClaimListApi(AuthorityAPIView):
                    responses=ClaimOutput(many=True))
     def get(self, request, **kwargs):
         qs = selectors.claims_list(self.authority, filters_parse(request.query_params))
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(ClaimOutput(page, many=True).data)
+        return self.paginated_response(qs, ClaimOutput)
 
 
 class ClaimDetailApi(AuthorityAPIView):
@@ -153,9 +151,7 @@ class ClaimDetailApi(AuthorityAPIView):
                                 "whose evidence is readable answers 404."),
                    responses=ClaimDetailOutput)
     def get(self, request, claim_id: int, **kwargs):
-        detail = selectors.claim_get(self.authority, claim_id)
-        if detail is None:
-            raise NotFound()
+        detail = found(selectors.claim_get(self.authority, claim_id))
         payload = dict(ClaimOutput(detail.claim).data)
         payload["evidence"] = EvidenceOutput(detail.evidence, many=True,
                                              context={"tenant_slug": self.authority.tenant_slug}).data
@@ -175,9 +171,7 @@ class EntityListApi(AuthorityAPIView):
                    responses=EntityRef(many=True))
     def get(self, request, **kwargs):
         qs = selectors.entities_list(self.authority, text=(request.query_params.get("q") or "").strip() or None)
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(EntityRef(page, many=True).data)
+        return self.paginated_response(qs, EntityRef)
 
 
 class EntityDetailApi(AuthorityAPIView):
@@ -186,9 +180,7 @@ class EntityDetailApi(AuthorityAPIView):
                                 "each kept only when one of its evidence documents is readable by the caller."),
                    responses=EntityDetailOutput)
     def get(self, request, entity_id: int, **kwargs):
-        entity = selectors.entity_get(self.authority, entity_id)
-        if entity is None:
-            raise NotFound()
+        entity = found(selectors.entity_get(self.authority, entity_id))
         filters = selectors.ClaimFilters(entity_id=entity.pk, history=True)
         claims = selectors.claims_list(self.authority, filters)[:200]
         return Response({**EntityRef(entity).data, "claims": ClaimOutput(claims, many=True).data})

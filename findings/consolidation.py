@@ -99,32 +99,24 @@ def state_slot_key(
     return uuid.uuid5(STATE_SLOT_NAMESPACE, "\x1f".join(parts))
 
 
-def _thresholds(auto_merge: float | None, floor: float | None) -> tuple[float, float]:
-    high = settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD if auto_merge is None else auto_merge
-    low = settings.CONSOLIDATION_BORDERLINE_FLOOR if floor is None else floor
-    return float(high), float(low)
-
-
 def decide(
     policy: str,
     candidate_object_key: str,
     matches: Sequence[Match],
-    *,
-    auto_merge: float | None = None,
-    floor: float | None = None,
 ) -> Verdict:
     """The rule verdict for one candidate given the policy of its relation and its similar live claims.
 
     - no matches: ADD.
     - state: exactly one match with the same object is a NOOP; every other case is an UPDATE superseding the
       nearest match, since a state relation holds one current value and the new fact is the latest word.
-    - set / event (and generic, which the audit never lets through): a match at or above `auto_merge` with the
-      same object is a NOOP; a best similarity below `floor` is an ADD; everything else is AMBIGUOUS and goes to
-      the model. That includes a best match at or above `auto_merge` with a *different* object: statements that
-      read alike but name different objects are either alias drift ("Postgres"/"PostgreSQL") or a correction,
-      and rules cannot tell which. Boundaries: `floor` itself is AMBIGUOUS, `auto_merge` itself may NOOP.
+    - set / event (and generic, which the audit never lets through): a match at or above the auto-merge threshold
+      with the same object is a NOOP; a best similarity below the borderline floor is an ADD; everything else is
+      AMBIGUOUS and goes to the model. That includes a best match at or above the threshold with a *different*
+      object: statements that read alike but name different objects are either alias drift
+      ("Postgres"/"PostgreSQL") or a correction, and rules cannot tell which. Boundaries: the floor itself is
+      AMBIGUOUS, the threshold itself may NOOP.
 
-    Thresholds default to the CONSOLIDATION_* settings.
+    The thresholds are the settings CONSOLIDATION_AUTO_MERGE_THRESHOLD and CONSOLIDATION_BORDERLINE_FLOOR.
     """
     if policy not in {"state", "set", "event", "generic"}:
         raise ValueError(f"unknown relation policy {policy!r}")
@@ -135,7 +127,7 @@ def decide(
         if len(matches) == 1 and matches[0].object_key == candidate_object_key:
             return Verdict(VerdictKind.NOOP, matches[0].claim_id)
         return Verdict(VerdictKind.UPDATE, nearest.claim_id)
-    high, low = _thresholds(auto_merge, floor)
+    high, low = settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD, settings.CONSOLIDATION_BORDERLINE_FLOOR
     same_object = [m for m in matches if m.object_key == candidate_object_key and m.similarity >= high]
     if same_object:
         return Verdict(VerdictKind.NOOP, max(same_object, key=lambda m: m.similarity).claim_id)

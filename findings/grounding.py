@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from knowledge.sentences import sentence_spans
+
 from .ontology import GENERIC_RELATION, RelationSpec, predicate_key
 from .proposals import Extraction, ProposedEntity, ProposedFact
 
@@ -158,25 +160,16 @@ def stripped_hedges(*, source: str, statement: str, qualifiers: Iterable[str]) -
     return {family for family in hedges_in(source) if not _HEDGE_PATTERNS[family].search(claimed)}
 
 
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
-
-
 def enclosing_sentence(text: str, start: int, end: int) -> str:
-    """The sentence(s) of `text` that the span `[start, end)` touches.
+    """The sentence(s) of `text` (knowledge.sentences) that the span `[start, end)` touches.
 
-    A sentence ends at '.', '!' or '?' followed by whitespace, or at a blank line; a full stop inside "2.5"
-    or "v1.2" therefore does not split. The whole sentence is audited, not only the quote, because a model can
-    quote "Priya will lead Support" out of "It is rumoured that Priya will lead Support."
+    The whole sentence is audited, not only the quote, because a model can quote "Priya will lead Support" out of
+    "It is rumoured that Priya will lead Support."
     """
-    begin = 0
-    for match in _SENTENCE_END.finditer(text, 0, start):
-        begin = match.end()
-    finish = len(text)
-    # A quote usually ends with its own full stop; that stop closes the sentence, so look from it, not past it.
-    tail = _SENTENCE_END.search(text, max(start, end - 1))
-    if tail is not None:
-        finish = tail.end()
-    return text[begin:finish]
+    touched = [(s, e) for s, e in sentence_spans(text) if s < end and e > start]
+    if not touched:  # the span holds only the space between sentences
+        return text[start:end]
+    return text[touched[0][0]:touched[-1][1]]
 
 
 # --- the audit -----------------------------------------------------------------------------------------------

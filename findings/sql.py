@@ -25,10 +25,6 @@ from psycopg import sql
 TOP_K = 5
 
 
-def vector_literal(vector: Sequence[float] | None) -> str | None:
-    return None if vector is None else "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
-
-
 def slot_lock_key(tenant_id: int, subject_id: int, predicate_id: int, perspective: str, scope: str) -> int:
     """A signed 64-bit advisory-lock key for one consolidation slot. blake2b rather than Python's `hash()`:
     every process (and every worker host) must derive the same key for the same slot."""

@@ -1,31 +1,22 @@
 """Analyst pages: findings list (filters + as-of control), claim detail with highlighted evidence, entity page.
 
 Any signed-in member of the tenant may read them — what a claim shows is decided by the evidence ACL, the
-same as in the API, so a role gate would add nothing. Someone who is not a member gets a 404, like a tenant
-that does not exist.
+same as in the API, so a role gate would add nothing. Who may open them at all is groundwork.page_access's rule.
 """
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import render
 from rest_framework.exceptions import ValidationError
 
-from groundwork.selectors import AuthorityDenied, authority_for_user
+from groundwork.authority import Authority
+from groundwork.page_access import page_found, tenant_page
 from knowledge.rendering import external_url
 
 from . import selectors
 from .api import evidence_viewer_url, filters_parse
 from .models import RelationType
-
-
-def _authority(request, tenant_slug: str):
-    try:
-        return authority_for_user(user=request.user, tenant_slug=tenant_slug)
-    except AuthorityDenied as denied:
-        raise Http404("no such tenant") from denied
 
 
 def _quote_links(authority, tenant_slug: str, claims: list) -> list:
@@ -40,9 +31,9 @@ def _quote_links(authority, tenant_slug: str, claims: list) -> list:
     return claims
 
 
-@login_required
-def findings_list(request, tenant_slug: str):
-    authority = _authority(request, tenant_slug)
+@tenant_page()
+def findings_list(request, authority: Authority):
+    tenant_slug = authority.tenant_slug
     error = None
     try:
         # filters_parse refuses what the query could not hold (NUL, integers beyond bigint) with a message.
@@ -61,12 +52,10 @@ def findings_list(request, tenant_slug: str):
     })
 
 
-@login_required
-def claim_detail(request, tenant_slug: str, claim_id: int):
-    authority = _authority(request, tenant_slug)
-    detail = selectors.claim_get(authority, claim_id)
-    if detail is None:
-        raise Http404("no such finding")
+@tenant_page()
+def claim_detail(request, authority: Authority, claim_id: int):
+    tenant_slug = authority.tenant_slug
+    detail = page_found(selectors.claim_get(authority, claim_id))
     # Each quote opens the in-app record viewer at the quoted characters; the record's own URL is secondary.
     evidence = [(item, *selectors.evidence_segments(item), evidence_viewer_url(tenant_slug, item),
                  external_url(item.document.record_url)) for item in detail.evidence]
@@ -74,12 +63,10 @@ def claim_detail(request, tenant_slug: str, claim_id: int):
                                                     "claim": detail.claim, "evidence": evidence})
 
 
-@login_required
-def entity_detail(request, tenant_slug: str, entity_id: int):
-    authority = _authority(request, tenant_slug)
-    entity = selectors.entity_get(authority, entity_id)
-    if entity is None:
-        raise Http404("no such entity")
+@tenant_page()
+def entity_detail(request, authority: Authority, entity_id: int):
+    tenant_slug = authority.tenant_slug
+    entity = page_found(selectors.entity_get(authority, entity_id))
     claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk, history=True))[:200]
     claims = _quote_links(authority, tenant_slug, list(claims))
     return render(request, "findings/entity.html", {"tenant_slug": tenant_slug, "entity": entity, "claims": claims})

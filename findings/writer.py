@@ -28,6 +28,8 @@ from django.db import DatabaseError, transaction
 from psycopg import errors as pg_errors
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from knowledge.sql import vector_literal
+
 from . import sql
 from .consolidation import (
     MAX_BATCH_VERDICTS,
@@ -164,7 +166,7 @@ def _embed(statements: Sequence[str]) -> list[str | None]:
     except EmbeddingError as exc:  # similarity falls back to trigram overlap; the write must not fail for it
         logger.warning("statement embedding failed, using text similarity: %s", exc)
         return [None] * len(statements)
-    return [sql.vector_literal(v) for v in vectors]
+    return [vector_literal(v) for v in vectors]
 
 
 _dimension: dict[str, int] = {}

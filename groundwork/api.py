@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
@@ -21,6 +22,8 @@ from .authority import Authority
 from .database_unavailable import DETAIL, DatabaseUnavailable, database_unavailable
 from .parsers import BIGINT_MAX, BIGINT_MIN, BoundedJSONParser, RequestTooLarge, content_length
 from .permissions import CallerHasRole
+
+Found = TypeVar("Found")
 
 logger = logging.getLogger(__name__)
 _INTEGER = re.compile(r"^[+-]?\d+$")
@@ -108,6 +111,20 @@ class AuthorityAPIView(APIView):
         auth = self.request.auth
         assert isinstance(auth, Authority), "CallerHasRole permission must run first"
         return auth
+
+    def paginated_response(self, queryset, serializer_class: type[serializers.Serializer],
+                           **serializer_kwargs) -> Response:
+        """One page of `queryset` (`limit`, `offset`), serialised, with the links to the pages around it."""
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(queryset, self.request, view=self)
+        return paginator.get_paginated_response(serializer_class(page, many=True, **serializer_kwargs).data)
+
+
+def found(value: Found | None) -> Found:
+    """`value` from a selector, or the API's 404: missing and not readable look the same (refusal rule 4)."""
+    if value is None:
+        raise NotFound()
+    return value
 
 
 class MeApi(AuthorityAPIView):

@@ -8,6 +8,9 @@ clients use the Unix socket inside the data directory.
 The data directory holds customer text, so it is owner-only: directories 0700, files 0600. When we run
 as root, pgserver runs the server as a `pgserver` system user; `var/` is then handed to that user (root
 can still read it) so it never needs to be world-traversable.
+
+Process bootstrap: this module reads and sets os.environ itself (the inherited server URL, XDG_RUNTIME_DIR for
+pgserver) because it runs while settings are being built, before there are settings to read.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import stat
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
+
+from .env import env_str
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +68,7 @@ def _memory_mb() -> int | None:
 
 _MEMORY_MB = _memory_mb()
 EMBEDDED_SETTINGS = {
-    "shared_buffers": os.environ.get("EMBEDDED_PG_SHARED_BUFFERS")
+    "shared_buffers": env_str("EMBEDDED_PG_SHARED_BUFFERS")
     or (f"{max(128, min(8192, _MEMORY_MB // 4))}MB" if _MEMORY_MB else "1GB"),
     "effective_cache_size": f"{max(512, _MEMORY_MB * 3 // 4)}MB" if _MEMORY_MB else "8GB",
     "maintenance_work_mem": "1GB",

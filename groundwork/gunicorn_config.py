@@ -19,18 +19,20 @@ import os
 from pathlib import Path
 
 from groundwork.connection_budget import connection_budget
-from groundwork.env import env_int
+from groundwork.env import env_int, env_str
 
 logger = logging.getLogger("groundwork.gunicorn")
 
-# Workers read settings after the fork: the pool is on unless the operator said otherwise.
+# Process bootstrap: gunicorn reads this file before Django exists, so it reads the environment through the env
+# helpers, and sets what the workers' settings will read after the fork: the pool is on unless the operator said
+# otherwise.
 os.environ.setdefault("DATABASE_POOL", "true")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundwork.settings")
 
 _budget = connection_budget()
 
 wsgi_app = "groundwork.wsgi:application"
-bind = [os.environ.get("WEB_BIND") or "127.0.0.1:8000"]
+bind = [env_str("WEB_BIND", "127.0.0.1:8000")]
 worker_class = "gthread"
 workers = _budget.web_workers
 threads = _budget.web_threads
@@ -43,7 +45,7 @@ keepalive = 5
 # restarting together.
 max_requests = env_int("WEB_MAX_REQUESTS", 5000, minimum=0)
 max_requests_jitter = max_requests // 10
-accesslog = os.environ.get("WEB_ACCESS_LOG") or "-"
+accesslog = env_str("WEB_ACCESS_LOG", "-")
 errorlog = "-"
 # gunicorn's control socket sits at one fixed path per user: a second server on the machine (a test, a bench, a
 # staging copy) would take it over. We do not use it; signals control the server.
@@ -51,7 +53,7 @@ control_socket_disable = True
 
 
 def _var_dir() -> Path:
-    return Path(os.environ.get("GROUNDWORK_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
+    return Path(env_str("GROUNDWORK_VAR_DIR", str(Path(__file__).resolve().parent.parent / "var")))
 
 
 def _max_connections(url: str) -> int | None:
@@ -76,7 +78,7 @@ def _max_connections(url: str) -> int | None:
 def on_starting(server) -> None:
     from groundwork.embedded_db import INHERITED_URL_ENV, embedded_database_url
 
-    url = os.environ.get("DATABASE_URL")
+    url = env_str("DATABASE_URL")
     if not url:
         url = embedded_database_url(_var_dir())
         os.environ[INHERITED_URL_ENV] = url

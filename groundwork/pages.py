@@ -8,14 +8,16 @@ from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
 from django.urls import NoReverseMatch, reverse
 
+from .authority import Authority
 from .database_unavailable import database_unavailable, database_unavailable_response
 from .hooks import manage_sections
-from .selectors import AuthorityDenied, authority_for_user, memberships_of_user
+from .page_access import tenant_page
+from .selectors import memberships_of_user
 
 # API paths (`/api/v1/…`, `/t/<tenant>/api/v1/…`) answer errors in JSON even when no API view was reached.
 _API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
@@ -48,14 +50,8 @@ PLATFORM_CARDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-@login_required
-def manage(request: HttpRequest, tenant_slug: str) -> HttpResponse:
-    try:
-        authority = authority_for_user(user=request.user, tenant_slug=tenant_slug)
-    except AuthorityDenied as denied:
-        raise Http404 from denied
-    if not authority.is_admin:
-        raise PermissionDenied("Managing a workspace is for its administrators.")
+@tenant_page("admin")
+def manage(request: HttpRequest, authority: Authority) -> HttpResponse:
     cards: list[ManageCard] = []
     for section in manage_sections():
         if not authority.has_role(section.role):

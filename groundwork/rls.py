@@ -62,7 +62,7 @@ _process_default: DatabaseScope | None = None
 
 
 def enabled() -> bool:
-    return bool(getattr(settings, "GROUNDWORK_RLS", False))
+    return settings.GROUNDWORK_RLS
 
 
 def current_scope() -> DatabaseScope | None:

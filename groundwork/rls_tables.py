@@ -102,7 +102,7 @@ def rls_policies_apply(*, using: str = DEFAULT_DB_ALIAS, **kwargs) -> list[str]:
         return []
     with connection.cursor() as cursor:
         existing = set(connection.introspection.table_names(cursor))
-        if not getattr(settings, "GROUNDWORK_RLS", False) or not _role_exists(cursor):
+        if not settings.GROUNDWORK_RLS or not _role_exists(cursor):
             cursor.execute(POLICED_TABLES, {"prefix": POLICY_PREFIX + "%"})
             for (table,) in cursor.fetchall():
                 for statement in table_policies_drop_sql(table=table):

@@ -65,14 +65,35 @@ def _authority_for_user(*, user, tenant_slug: str | None) -> Authority:
     if len(found) > 1:
         raise AuthorityDenied("this account belongs to several tenants; name one with the /t/<tenant>/ prefix")
     membership = found[0]
+    return _user_authority(tenant=membership.tenant, user_id=user.pk, role=membership.role)
+
+
+def _user_authority(*, tenant: Tenant, user_id: int, role: str, api_key_id: int | None = None) -> Authority:
+    """A person's authority in `tenant`: their own principals there plus every group reaching them."""
     return Authority(
-        tenant_id=membership.tenant_id,
-        tenant_slug=membership.tenant.slug,
+        tenant_id=tenant.pk,
+        tenant_slug=tenant.slug,
         platform_tenant_id=_platform_tenant_id(),
-        principal_ids=effective_principal_ids(tenant_id=membership.tenant_id, user_id=user.pk),
+        principal_ids=effective_principal_ids(tenant_id=tenant.pk, user_id=user_id),
         kind="user",
-        role=membership.role,
-        user_id=user.pk,
+        role=role,
+        user_id=user_id,
+        api_key_id=api_key_id,
+    )
+
+
+def _service_authority(*, tenant: Tenant, principal_id: int, service_name: str, role: str,
+                       api_key_id: int | None = None) -> Authority:
+    """A named system's authority in `tenant`: its service principal plus every group reaching it."""
+    return Authority(
+        tenant_id=tenant.pk,
+        tenant_slug=tenant.slug,
+        platform_tenant_id=_platform_tenant_id(),
+        principal_ids=service_principal_ids(principal_id=principal_id),
+        kind="service",
+        role=role,
+        service_name=service_name,
+        api_key_id=api_key_id,
     )
 
 
@@ -118,34 +139,15 @@ def _authority_for_api_key(*, raw_key: str, tenant_slug: str | None) -> tuple[Au
     if tenant_slug is not None and tenant_slug != key.tenant.slug:
         raise AuthorityDenied("no such tenant", not_found=True)
     if key.kind == ApiKey.Kind.SERVICE:
-        authority = Authority(
-            tenant_id=key.tenant_id,
-            tenant_slug=key.tenant.slug,
-            platform_tenant_id=_platform_tenant_id(),
-            principal_ids=service_principal_ids(principal_id=key.service_principal_id),
-            kind="service",
-            role=key.role,
-            service_name=key.service_principal.key,
-            api_key_id=key.pk,
-        )
-        return authority, key
+        return _service_authority(tenant=key.tenant, principal_id=key.service_principal_id,
+                                  service_name=key.service_principal.key, role=key.role, api_key_id=key.pk), key
     owner = key.owner
     if owner is None or not owner.is_active:
         raise AuthorityDenied("the owner of this API key is deactivated")
     membership = Membership.objects.filter(user=owner, tenant_id=key.tenant_id).only("role").first()
     if membership is None:
         raise AuthorityDenied("the owner of this API key no longer belongs to its tenant")
-    authority = Authority(
-        tenant_id=key.tenant_id,
-        tenant_slug=key.tenant.slug,
-        platform_tenant_id=_platform_tenant_id(),
-        principal_ids=effective_principal_ids(tenant_id=key.tenant_id, user_id=owner.pk),
-        kind="user",
-        role=membership.role,
-        user_id=owner.pk,
-        api_key_id=key.pk,
-    )
-    return authority, key
+    return _user_authority(tenant=key.tenant, user_id=owner.pk, role=membership.role, api_key_id=key.pk), key
 
 
 def authority_for_service(*, tenant: Tenant, service_name: str, role: str = "member") -> Authority:
@@ -156,15 +158,7 @@ def authority_for_service(*, tenant: Tenant, service_name: str, role: str = "mem
 
     with system_scope("authentication"):  # the job's principal may be created in its tenant here
         principal = principal_ensure(tenant=tenant, kind=Principal.Kind.SERVICE, raw=service_name)
-    return Authority(
-        tenant_id=tenant.pk,
-        tenant_slug=tenant.slug,
-        platform_tenant_id=_platform_tenant_id(),
-        principal_ids=service_principal_ids(principal_id=principal.pk),
-        kind="service",
-        role=role,
-        service_name=principal.key,
-    )
+    return _service_authority(tenant=tenant, principal_id=principal.pk, service_name=principal.key, role=role)
 
 
 def tenant_for_authority(authority: Authority) -> Tenant:

@@ -9,15 +9,11 @@ from __future__ import annotations
 from django.db import connection
 from psycopg import sql
 
-EFFECTIVE_PRINCIPALS = sql.SQL(
+# The closure from a seed set of principals upward through group membership, one level per recursion step.
+_GROUP_CLOSURE = sql.SQL(
     """
     WITH RECURSIVE closure(id) AS (
-        SELECT p.id
-          FROM platform_principal p
-          JOIN auth_user u ON u.id = %(user_id)s
-         WHERE p.tenant_id = %(tenant_id)s
-           AND ((p.kind = 'user' AND p.user_id = u.id)
-                OR (p.kind = 'email' AND u.email <> '' AND p.key = lower(u.email)))
+        {seed}
         UNION
         SELECT gm.group_id
           FROM platform_groupmembership gm
@@ -27,18 +23,18 @@ EFFECTIVE_PRINCIPALS = sql.SQL(
     """
 )
 
-SERVICE_PRINCIPALS = sql.SQL(
-    """
-    WITH RECURSIVE closure(id) AS (
-        SELECT %(principal_id)s::bigint
-        UNION
-        SELECT gm.group_id
-          FROM platform_groupmembership gm
-          JOIN closure c ON gm.member_id = c.id
-    )
-    SELECT id FROM closure
-    """
-)
+# Seed: the user's own principals in the tenant, by account and by e-mail address.
+EFFECTIVE_PRINCIPALS = _GROUP_CLOSURE.format(seed=sql.SQL(
+    """SELECT p.id
+          FROM platform_principal p
+          JOIN auth_user u ON u.id = %(user_id)s
+         WHERE p.tenant_id = %(tenant_id)s
+           AND ((p.kind = 'user' AND p.user_id = u.id)
+                OR (p.kind = 'email' AND u.email <> '' AND p.key = lower(u.email)))"""
+))
+
+# Seed: the service's own principal.
+SERVICE_PRINCIPALS = _GROUP_CLOSURE.format(seed=sql.SQL("SELECT %(principal_id)s::bigint"))
 
 
 def effective_principal_ids(*, tenant_id: int, user_id: int) -> frozenset[int]:

@@ -106,25 +106,31 @@ def _acl_specs_parse(raw: str) -> list[str]:
     return specs
 
 
-class SourceAclInline(TenantScopedInline, admin.TabularInline):
-    """The source's default readers, by label (edited on the Manage page's source editor)."""
+class _ReadersInline(TenantScopedInline, admin.TabularInline):
+    """An access list's principals, shown by label and never edited here: the rows are written through services
+    (a Manage page or the document form's "readers" field), never around them."""
 
-    model = SourceAcl
-    tenant_path = "source__tenant"
     fields = ("reader",)
     readonly_fields = ("reader",)
     can_delete = False
     extra = 0
     max_num = 0
-    verbose_name = "default reader"
-    verbose_name_plural = "Default readers (new restricted documents of this source inherit them)"
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("principal__user")
 
     @admin.display(description="reader")
-    def reader(self, obj: SourceAcl) -> str:
+    def reader(self, obj: SourceAcl | DocumentAcl) -> str:
         return obj.principal.label
+
+
+class SourceAclInline(_ReadersInline):
+    """The source's default readers (edited on the Manage page's source editor)."""
+
+    model = SourceAcl
+    tenant_path = "source__tenant"
+    verbose_name = "default reader"
+    verbose_name_plural = "Default readers (new restricted documents of this source inherit them)"
 
 
 @admin.register(Source)
@@ -172,26 +178,13 @@ class SourceAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
             source_delete(authority=admin_authority(request, source.tenant), source=source)
 
 
-class AclInline(TenantScopedInline, admin.TabularInline):
-    """Shows who may read a restricted document; edited through the form's "readers" field, which goes through
-    `document_acl_set` (an inline would write the rows around the service)."""
+class AclInline(_ReadersInline):
+    """Who may read a restricted document; edited through the form's "readers" field (`document_acl_set`)."""
 
     model = DocumentAcl
     tenant_path = "document__tenant"
-    fields = ("reader",)
-    readonly_fields = ("reader",)
-    can_delete = False
-    extra = 0
-    max_num = 0
     verbose_name = "reader"
     verbose_name_plural = "Readers (a restricted document is readable only by these)"
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("principal__user")
-
-    @admin.display(description="reader")
-    def reader(self, obj: DocumentAcl) -> str:
-        return obj.principal.label
 
 
 class ChunkInline(TenantScopedInline, admin.TabularInline):

@@ -7,7 +7,7 @@ from django.db.utils import DatabaseError
 
 @register()
 def embedding_dimension_check(app_configs=None, **kwargs):
-    configured = getattr(settings, "MODEL_EMBEDDING_DIM", None)
+    configured = settings.MODEL_EMBEDDING_DIM
     if not configured:
         return []
     from .sql import index_dimension_get

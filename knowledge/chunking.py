@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 
 from .parsing import Heading
+from .sentences import sentence_spans
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,9 @@ def _units(text: str, start: int, end: int, budget: int) -> list[tuple[int, int,
         if tokens <= budget:
             units.append((p_start, p_end, tokens))
             continue
-        for s_start, s_end in _spans(text, p_start, p_end, _SENTENCE_END):
-            s_start, s_end = _trim(text, s_start, s_end)
-            if s_start >= s_end:
-                continue
+        paragraph = text[p_start:p_end]
+        for s_start, s_end in ((p_start + s, p_start + e)
+                               for s, e in sentence_spans(paragraph, keep_list_markers=True)):
             s_tokens = count_tokens(text[s_start:s_end])
             if s_tokens <= budget:
                 units.append((s_start, s_end, s_tokens))

@@ -1,7 +1,7 @@
 """Intake pages: upload files into a source, follow a batch, and manage sources (admins).
 
-Thin views: resolve the caller's authority from the URL's tenant (not a member -> 404, role too low ->
-403), call one service or selector, render. Without JavaScript every page works with plain forms; upload.js
+Thin views: the caller's authority comes from groundwork.page_access (its one refusal rule); each view calls
+one service or selector and renders. Without JavaScript every page works with plain forms; upload.js
 only sends the files with fetch and polls the batch API for progress.
 """
 
@@ -11,30 +11,18 @@ import re
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponseForbidden
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from groundwork.authority import Authority
-from groundwork.selectors import AuthorityDenied, authority_for_user
+from groundwork.page_access import page_found, tenant_page
 
 from . import services, uploads
 from .files import supported_types
 from .models import Source, UploadBatch, Visibility
-
-
-def _authority(request, tenant_slug: str) -> Authority:
-    try:
-        return authority_for_user(user=request.user, tenant_slug=tenant_slug)
-    except AuthorityDenied as denied:
-        raise Http404 from denied
-
-
-def _forbidden(request, message: str):
-    return HttpResponseForbidden(render(request, "knowledge/forbidden.html", {"message": message}).content)
 
 
 def _limits() -> dict:
@@ -42,13 +30,12 @@ def _limits() -> dict:
             "max_batch_mb": settings.UPLOAD_MAX_BATCH_BYTES // (1024 * 1024), "types": supported_types()}
 
 
-@login_required
+@tenant_page()
 @ensure_csrf_cookie
-def upload_page(request, tenant_slug: str):
-    authority = _authority(request, tenant_slug)
+def upload_page(request, authority: Authority):
     sources = list(uploads.sources_uploadable(authority))
     if not sources and not authority.is_admin:
-        return _forbidden(request, "No source of this workspace takes uploads from members. Ask a tenant admin.")
+        raise PermissionDenied("No source of this workspace takes uploads from members. Ask a tenant admin.")
     context = {"tenant_slug": authority.tenant_slug, "sources": sources, "limits": _limits(), "error": "",
                "is_admin": authority.is_admin, "selected": None}
     if request.method == "POST":
@@ -62,7 +49,7 @@ def upload_page(request, tenant_slug: str):
         if source is None:
             context["error"] = "Choose a source to upload into."
         elif not services.source_upload_allowed(authority, source):
-            return _forbidden(request, "This source does not take uploads from members.")
+            raise PermissionDenied("This source does not take uploads from members.")
         elif not files:
             context["error"] = "Choose at least one file."
         else:
@@ -81,13 +68,10 @@ def upload_page(request, tenant_slug: str):
     return render(request, "knowledge/upload.html", context)
 
 
-@login_required
+@tenant_page()
 @ensure_csrf_cookie
-def upload_batch_page(request, tenant_slug: str, batch_id: int):
-    authority = _authority(request, tenant_slug)
-    batch = uploads.upload_batch_get(authority, batch_id)
-    if batch is None:
-        raise Http404
+def upload_batch_page(request, authority: Authority, batch_id: int):
+    batch = page_found(uploads.upload_batch_get(authority, batch_id))
     counts = uploads.upload_counts(batch)
     total = sum(counts.values())
     done = sum(counts[s] for s in ("added", "updated", "unchanged", "refused", "failed"))
@@ -118,12 +102,9 @@ def acl_specs_read(raw: str) -> list[str]:
     return specs
 
 
-@login_required
+@tenant_page("admin")
 @ensure_csrf_cookie
-def sources_page(request, tenant_slug: str):
-    authority = _authority(request, tenant_slug)
-    if not authority.is_admin:
-        return _forbidden(request, "Only a tenant admin manages sources.")
+def sources_page(request, authority: Authority):
     error, errors_for, status = "", None, 200
     if request.method == "POST":
         action = request.POST.get("action")
@@ -142,9 +123,7 @@ def sources_page(request, tenant_slug: str):
                     source_id = int(request.POST.get("source_id", ""))
                 except ValueError as exc:
                     raise Http404 from exc
-                source = uploads.source_for_upload(authority, source_id)
-                if source is None:
-                    raise Http404
+                source = page_found(uploads.source_for_upload(authority, source_id))
                 errors_for = source.pk
                 services.source_update(authority=authority, source=source, default_visibility=visibility,
                                        default_acl=acl, members_may_upload=members)

@@ -1,9 +1,9 @@
 """A stored document as safe HTML for the record viewer, cut into blocks whose offsets stay mappable.
 
 The document text is untrusted (anyone who can write into a source writes it). Markdown is converted and
-then cleaned by nh3 against a short allow-list — the same rules as answers (chat/rendering.py, which this
-layer may not import): no scripts, no event handlers or style attributes, links only to http, https and
-mailto, and no images at all (a remote image loads without a click and tells its host who read the record).
+then cleaned by nh3 against a short allow-list — `html_clean`, whose rules answers share (chat/rendering.py):
+no scripts, no event handlers or style attributes, links only to http, https and mailto, and no images at all
+(a remote image loads without a click and tells its host who read the record).
 
 The text is rendered per block (runs of lines between blank lines, a fenced code block kept whole), each
 block tagged with its `[start, end)` offsets into `Document.text` — the offsets chunks, citations and
@@ -14,6 +14,7 @@ back to the source.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 import markdown
@@ -34,7 +35,7 @@ DROPPED_WITH_CONTENT = frozenset(
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {"a": {"href", "title"}, "ol": {"start"}}
 LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener noreferrer nofollow"
-_SAFE_HREF = re.compile(r"(?:https?://[^\s/\\]|mailto:)[^\s]*\Z", re.IGNORECASE)
+SAFE_HREF = re.compile(r"(?:https?://[^\s/\\]|mailto:)[^\s]*\Z", re.IGNORECASE)
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)", re.MULTILINE)
 # Private-use code points marking a server-side highlight inside Markdown before it is rendered.
@@ -44,23 +45,32 @@ _MARK_OPEN, _MARK_CLOSE = "\ue000", "\ue001"
 def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
     if tag == "a" and attribute == "href":
         # An allow-list on the final value: drops javascript:, data:, relative and protocol-relative targets.
-        return value if _SAFE_HREF.match(value) else None
+        return value if SAFE_HREF.match(value) else None
     if tag == "ol" and attribute == "start":
         return value if value.isdigit() else None
     return value
 
 
-def sanitise_html(html: str) -> str:
+def html_clean(html: str, *, tags: Collection[str], attributes: Mapping[str, Collection[str]],
+               attribute_filter: Callable[[str, str, str], str | None] | None = None,
+               link_rel: str | None = LINK_REL) -> str:
+    """nh3 with the rules every untrusted text shares (records here, answers and fragments in chat): code and
+    remote resources dropped with their content, links only to LINK_SCHEMES, no comments. The caller names its
+    tags and attributes."""
     return nh3.clean(
         html,
-        tags=set(ALLOWED_TAGS),
+        tags=set(tags),
         clean_content_tags=set(DROPPED_WITH_CONTENT),
-        attributes={tag: set(attrs) for tag, attrs in ALLOWED_ATTRIBUTES.items()},
-        attribute_filter=_attribute_filter,
+        attributes={tag: set(attrs) for tag, attrs in attributes.items()},
+        attribute_filter=attribute_filter,
         url_schemes=set(LINK_SCHEMES),
-        link_rel=LINK_REL,
+        link_rel=link_rel,
         strip_comments=True,
     )
+
+
+def sanitise_html(html: str) -> str:
+    return html_clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, attribute_filter=_attribute_filter)
 
 
 def markdown_render(text: str) -> str:

@@ -113,11 +113,16 @@ CHUNK_EMBEDDINGS_WRITE = sql.SQL(
 )
 
 
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form of `vector`; 7 significant digits keep float32 precision."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
 def chunk_embeddings_write(*, space_id: int, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> int:
     """Store a batch of embeddings in one statement. Vectors travel as pgvector text literals."""
     if not ids:
         return 0
-    literals = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
+    literals = [vector_literal(vector) for vector in vectors]
     with default_connection.cursor() as cursor:
         cursor.execute(CHUNK_EMBEDDINGS_WRITE, {"space_id": space_id, "ids": list(ids), "vectors": literals})
         return cursor.rowcount

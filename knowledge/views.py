@@ -1,8 +1,8 @@
 """The Documents page and the in-app record viewer.
 
 Any member of the tenant may use both: what they list and show is decided by the access path
-(knowledge.access), like the API. Not signed in -> login; not a member of the tenant (or no such tenant)
--> 404; a document that is missing, another tenant's or not readable -> the same 404.
+(knowledge.access), like the API. Who may open them at all is groundwork.page_access's rule; a document that
+is missing, another tenant's or not readable -> 404.
 """
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from groundwork.authority import Authority
-from groundwork.selectors import AuthorityDenied, authority_for_user
+from groundwork.page_access import page_found, tenant_page
 
 from . import selectors
 from .links import document_viewer_url
@@ -30,13 +29,6 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; img-src 'self'; script-src 'self
                            "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'; "
                            "connect-src 'self'")
 _METADATA_SHOWN = 12
-
-
-def _authority(request: HttpRequest, tenant_slug: str) -> Authority:
-    try:
-        return authority_for_user(user=request.user, tenant_slug=tenant_slug)
-    except AuthorityDenied as denied:
-        raise Http404("no such tenant") from denied
 
 
 def _with_csp(response: HttpResponse) -> HttpResponse:
@@ -94,9 +86,9 @@ def _upload_url(tenant_slug: str) -> str | None:
         return None
 
 
-@login_required
-def documents_page(request: HttpRequest, tenant_slug: str) -> HttpResponse:
-    authority = _authority(request, tenant_slug)
+@tenant_page()
+def documents_page(request: HttpRequest, authority: Authority) -> HttpResponse:
+    tenant_slug = authority.tenant_slug
     filters, errors = filters_parse(request.GET)
     page = Paginator(selectors.documents_browse(authority, filters), PAGE_SIZE).get_page(request.GET.get("page"))
     anything = bool(page.object_list) or selectors.documents_exist(authority)
@@ -159,12 +151,10 @@ def _metadata_items(metadata: dict) -> list[tuple[str, str]]:
     return items
 
 
-@login_required
-def document_page(request: HttpRequest, tenant_slug: str, document_id: int) -> HttpResponse:
-    authority = _authority(request, tenant_slug)
-    view = selectors.document_view(authority, document_id)
-    if view is None:
-        raise Http404("no such document")
+@tenant_page()
+def document_page(request: HttpRequest, authority: Authority, document_id: int) -> HttpResponse:
+    tenant_slug = authority.tenant_slug
+    view = page_found(selectors.document_view(authority, document_id))
     document = view.document
     highlight = chars_parse(request.GET.get("chars"), len(document.text))
     return _with_csp(render(request, "knowledge/document.html", {

@@ -19,6 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -335,3 +336,22 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def wrong_width_embedder(settings, fake: FakeOpenAI) -> Iterator[None]:
+    """Semantic evidence required, and the configured embedder (this fake) answers 8-wide vectors while the active
+    space is 384 wide: retrieval must be unavailable, not empty. The embedder is reset on the way out."""
+    from knowledge.embedders import embedder_reset
+    from knowledge.embedding import space_activate
+
+    settings.RETRIEVAL_REQUIRE_SEMANTIC = True
+    settings.EMBEDDER, settings.EMBEDDING_URL, settings.EMBEDDING_MODEL = "openai", fake.url, "m"
+    settings.MODEL_EMBEDDING_DIM = None
+    fake.embedding_dim = 8
+    embedder_reset()
+    space_activate(model_id="m", dimension=384)
+    try:
+        yield
+    finally:
+        embedder_reset()

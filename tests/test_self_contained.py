@@ -78,9 +78,9 @@ def test_findings_bench_reads_only_the_shipped_sample_corpus():
 
 
 @pytest.fixture
-def no_eval_data(tmp_path, monkeypatch):
+def no_eval_data(tmp_path, settings):
     hidden = tmp_path / "no-such-eval-dir"
-    monkeypatch.setenv("GROUNDWORK_EVAL_DIR", str(hidden))
+    settings.GROUNDWORK_EVAL_DIR = hidden
     return hidden
 
 

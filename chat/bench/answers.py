@@ -32,14 +32,12 @@ from pathlib import Path
 from statistics import median
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.test.utils import override_settings
 
-from chat import gate
 from chat.answering import answer_events
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
-from chat.sentences import sentence_spans
 from chat.services import conversation_start
 from groundwork.authority import Authority
 from groundwork.bench import eval_dir
@@ -47,10 +45,12 @@ from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 from knowledge.access import readable_chunks
 from knowledge.bench.beir import beir_record
+from knowledge.bench.scratch import scratch_tenant_drop
 from knowledge.bench.shipped import eval_set_missing_note, sample_vocabulary
 from knowledge.embedders import embedder_reset
 from knowledge.embedding import chunks_embed
 from knowledge.models import Chunk, Document, Source
+from knowledge.sentences import sentence_spans
 from knowledge.services import DocumentInput, documents_import
 
 
@@ -71,17 +71,6 @@ def _scratch(name: str) -> tuple[Tenant, Authority, Source]:
     authority = authority_for_service(tenant=tenant, service_name="bench", role="admin")
     source = Source.objects.create(tenant=tenant, kind="upload", name=name)
     return tenant, authority, source
-
-
-def _drop(tenant: Tenant) -> None:
-    # Chunks first in bulk: the ORM cascade would load every one of ~100k rows. Rows another app derived
-    # from the chunks (findings' projections) block that; then the ORM cascade does it, slowly but fully.
-    try:
-        with transaction.atomic():
-            Chunk.objects.filter(tenant=tenant)._raw_delete(Chunk.objects.db)
-    except IntegrityError:
-        Chunk.objects.filter(tenant=tenant).delete()
-    tenant.delete()
 
 
 class Asker:
@@ -168,7 +157,7 @@ def latency_bench(*, documents: int, questions: int, vocabulary: list[str], seed
             "invalid_citations": asker.invalid_citations,
         }
     finally:
-        _drop(tenant)
+        scratch_tenant_drop(tenant)
 
 
 def _rationale_sentences(text: str, indexes: Iterable[int]) -> list[str]:
@@ -307,7 +296,7 @@ def collections_bench(*, data: Path, in_limit: int | None, out_limit: int | None
     finally:
         for tenant, _, created in tenants.values():
             if created and not reuse:
-                _drop(tenant)
+                scratch_tenant_drop(tenant)
 
 
 def _vocabulary(data: Path, size: int = 5000) -> list[str]:
@@ -360,7 +349,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
         **{k: v for k, v in quality.items() if k != "invalid_citations"},
         "invalid_citations": latency["invalid_citations"] + quality["invalid_citations"],
         "gate": {
-            name: getattr(settings, name, getattr(gate, name))
+            name: getattr(settings, name)
             for name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_SEMANTIC_MIN_COVERAGE", "ANSWER_GATE_MIN_COVERAGE",
                          "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE", "ANSWER_GATE_SOLO_COVERAGE",
                          "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K")

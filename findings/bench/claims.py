@@ -38,6 +38,7 @@ from findings.selectors import ontology_specs
 from findings.services import chunk_facts
 from findings.writer import FactInput, claims_write
 from knowledge.sample_corpus import DATA as SAMPLE_DATA
+from knowledge.sql import vector_literal
 
 CORPUS = SAMPLE_DATA / "kestrel.json"
 WRITERS = 8
@@ -208,7 +209,7 @@ def _densify(tenant_id: int, rows: list[sql.CandidateRow], per_slot: int) -> int
                     "policy": policy, "object_entity": None, "object_value": f"filler {k}",
                     "object_key": f"filler {k}", "statement": f"filler statement {k}", "perspective": "",
                     "scope": "", "vfrom": day, "vto": day + timedelta(days=1) if policy == "state" else None,
-                    "embedding": sql.vector_literal([x / norm for x in vector]), "needs_review": False,
+                    "embedding": vector_literal([x / norm for x in vector]), "needs_review": False,
                 })
         inserted = sql.claims_insert(tenant_id, batch, at=sql.write_clock())
     sql.claims_analyze()  # measure the plan a table of this size gets, not the plan for the empty one

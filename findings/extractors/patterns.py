@@ -8,9 +8,10 @@ a pattern cannot tell "Priya is not the owner of Billing" from "Priya is the own
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from knowledge.sentences import sentence_spans
 
 from ..dates import find_date_in
 from ..grounding import entity_key, hedges_in
@@ -26,8 +27,6 @@ september october november december jan feb mar apr jun jul aug sep sept oct nov
 """.split())
 _CONNECTORS = frozenset({"of", "for", "and", "&", "de", "van", "von", "the"})
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-_LIST_MARKER = re.compile(r"(?:[-*+>]\s+|#{1,6}\s+|\d+[.)]\s+)")
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w.-]*[A-Za-z0-9_]|(?<![\w@])@[A-Za-z0-9]")
 _CODE = re.compile(r"`([^`\n]{1,80})`")
 _WORD = re.compile(r"[A-Za-z0-9][\w'’&-]*(?:\.[A-Za-z0-9]+)*|&")
@@ -51,26 +50,10 @@ class _Span:
     kind: str
 
 
-def sentences(text: str) -> Iterator[tuple[int, int]]:
-    """`(start, end)` of each sentence in `text`, trimmed of surrounding whitespace and list markers.
-
-    A sentence ends at '.', '!' or '?' followed by whitespace, or at a line break, so "v2.5" stays whole and a
-    Markdown bullet is its own sentence.
-    """
-    position = 0
-    for piece in [*_SENTENCE_BREAK.finditer(text), None]:
-        stop = piece.start() if piece is not None else len(text)
-        start, end = position, stop
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if marker := _LIST_MARKER.match(text, start, end):
-            start = marker.end()
-        if start < end:
-            yield start, end
-        if piece is not None:
-            position = piece.end()
+def sentences(text: str) -> list[tuple[int, int]]:
+    """`(start, end)` of each sentence in `text` (knowledge.sentences), every line its own: a Markdown bullet or a
+    heading without a full stop is a statement of its own."""
+    return sentence_spans(text, line_breaks=True)
 
 
 def _names(sentence: str) -> list[_Span]:

@@ -11,7 +11,7 @@ from django.db import migrations, models
 
 def claim_dimension_configured(apps, schema_editor):
     # Claim statement vectors live in the knowledge index's space, so they take its configured width.
-    dimension = int(getattr(settings, "MODEL_EMBEDDING_DIM", None) or 384)
+    dimension = int(settings.MODEL_EMBEDDING_DIM or 384)
     if dimension != 384:
         schema_editor.execute(f"ALTER TABLE findings_claim ALTER COLUMN embedding TYPE vector({dimension})")
 

@@ -17,10 +17,8 @@ from django.conf import settings
 
 
 def eval_dir() -> Path:
-    """The public evaluation data (`../shared/eval` next to the project); GROUNDWORK_EVAL_DIR overrides."""
-    import os
-
-    override = os.environ.get("GROUNDWORK_EVAL_DIR")
+    """The public evaluation data (`../shared/eval` next to the project); the setting GROUNDWORK_EVAL_DIR overrides."""
+    override = settings.GROUNDWORK_EVAL_DIR
     return Path(override) if override else Path(settings.BASE_DIR).parent / "shared" / "eval"
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from rest_framework.exceptions import NotFound
-
 from groundwork.permissions import change_target
 
 from .. import selectors
@@ -14,10 +12,6 @@ def _valid(serializer_class, data):
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
-
-
-def _not_found():
-    raise NotFound()
 
 
 def source_writable_or_refuse(authority, source_id: int) -> Source:

@@ -6,19 +6,19 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
-from groundwork.api import AuthorityAPIView
+from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import change_target, role_required
 
 from .. import selectors, services
 from ..files import FileRefused, file_kind, file_parse
 from ..models import Visibility
 from ..parsing import FORMATS, format_for_filename
-from .common import _not_found, _valid, source_writable_or_refuse
+from .common import _valid, source_writable_or_refuse
 
 
 class DocumentOutput(serializers.Serializer):
@@ -139,11 +139,7 @@ class DocumentListApi(AuthorityAPIView):
         except ValueError as exc:
             raise ValidationError({"source": "must be an integer"}) from exc
         qs = selectors.documents_list(self.authority, source_id=source_id, query=request.query_params.get("q"))
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(
-            DocumentOutput(page, many=True, context={"authority": self.authority}).data
-        )
+        return self.paginated_response(qs, DocumentOutput, context={"authority": self.authority})
 
     @role_required("admin")
     @extend_schema(
@@ -215,7 +211,7 @@ class DocumentDetailApi(AuthorityAPIView):
                                 "into by character offsets. A document the caller may not read answers 404."),
                    responses=DocumentDetailOutput)
     def get(self, request, document_id: int, **kwargs):
-        document = selectors.document_get(self.authority, document_id) or _not_found()
+        document = found(selectors.document_get(self.authority, document_id))
         text = selectors.document_text_get(self.authority, document_id)
         payload = DocumentOutput(document, context={"authority": self.authority}).data
         return Response({**payload, "text": text})
@@ -276,9 +272,7 @@ class DocumentChunksApi(AuthorityAPIView):
                                 "it has an embedding yet (embedding runs after ingestion)."),
                    responses=ChunkOutput(many=True))
     def get(self, request, document_id: int, **kwargs):
-        chunks = selectors.document_chunks(self.authority, document_id)
-        if chunks is None:
-            raise NotFound()
+        chunks = found(selectors.document_chunks(self.authority, document_id))
         return Response(ChunkOutput(chunks, many=True).data)
 
 

@@ -6,12 +6,12 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from groundwork.api import AuthorityAPIView
+from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import role_required
 
 from .. import selectors, services
 from ..models import Source, Visibility
-from .common import _not_found, _valid, source_writable_or_refuse
+from .common import _valid, source_writable_or_refuse
 
 
 class SourceSerializer(serializers.Serializer):
@@ -82,7 +82,7 @@ class SourceDetailApi(AuthorityAPIView):
                                 "tenant answers 404, exactly like one that does not exist."),
                    responses=SourceSerializer)
     def get(self, request, source_id: int, **kwargs):
-        source = selectors.source_get(self.authority, source_id) or _not_found()
+        source = found(selectors.source_get(self.authority, source_id))
         return Response(SourceSerializer(source, context={"authority": self.authority}).data)
 
     @role_required("admin")

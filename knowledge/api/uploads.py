@@ -8,12 +8,11 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from groundwork.api import AuthorityAPIView
+from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import change_target
 
 from .. import selectors, services, uploads
 from ..models import UploadBatch, UploadItem
-from .common import _not_found
 
 
 class UploadFilesSerializer(serializers.Serializer):
@@ -97,5 +96,5 @@ class UploadDetailApi(AuthorityAPIView):
         responses=UploadBatchOutput,
     )
     def get(self, request, upload_id: int, **kwargs):
-        batch = uploads.upload_batch_get(self.authority, upload_id) or _not_found()
+        batch = found(uploads.upload_batch_get(self.authority, upload_id))
         return Response(UploadBatchOutput(batch).data)

@@ -84,7 +84,7 @@ CREATE INDEX knowledge_chunk_embedding_hnsw ON knowledge_chunk USING hnsw (embed
 
 
 def apply_configured_dimension(apps, schema_editor):
-    dimension = int(getattr(settings, "MODEL_EMBEDDING_DIM", None) or 384)
+    dimension = int(settings.MODEL_EMBEDDING_DIM or 384)
     if dimension == 384:
         return
     if not 1 <= dimension <= 2000:  # HNSW indexes vectors up to 2,000 dimensions

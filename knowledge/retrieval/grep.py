@@ -21,10 +21,10 @@ from pathlib import Path
 
 from django.conf import settings
 
+from ..stopwords import STOPWORDS
+
 _SAFE_COMPONENT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _WORD = re.compile(r"[\w][\w.'-]*", re.UNICODE)
-_STOP = frozenset("a an and are as at be by for from how i in is it of on or the this to was what when where "
-                  "which who why with do does did can our we you your".split())
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".html", ".htm", ".csv", ".log", ".json")
 
 
@@ -54,7 +54,7 @@ def keywords(query: str) -> list[str]:
     seen, out = set(), []
     for word in _WORD.findall(query.casefold()):
         word = word.strip(".'-")
-        if len(word) >= 3 and word not in _STOP and word not in seen:
+        if len(word) >= 3 and word not in STOPWORDS and word not in seen:
             seen.add(word)
             out.append(word)
     return out[:12]

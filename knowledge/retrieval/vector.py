@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from psycopg import sql
 
+from ..sql import vector_literal
 from .sql import (
     FILTERED_COUNT,
     FILTERED_COUNT_PREDICATE,
@@ -27,10 +28,6 @@ from .sql import (
 ROUTE_TTL_S = 60.0
 _route_lock = threading.Lock()
 _routes: dict[tuple, tuple[str, float]] = {}
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
 def vector_search(*, vector: Sequence[float], space_id: int, access_params: dict, filters_clause: sql.Composable,

@@ -152,7 +152,7 @@ def test_manage_pages_need_a_tenant_admin(world, corpus, no_cache):
         assert Client().get(url).status_code == 302
         assert _page_client(world.member).get(url).status_code == 403
         assert _page_client(world.analyst).get(url).status_code == 403
-        assert _page_client(world.outsider).get(url).status_code == 404
+        assert _page_client(world.outsider).get(url).status_code == 403
         assert _page_client(world.admin).get(url).status_code == 200
     gaps = _page_client(world.admin).get("/t/acme/manage/gaps/")
     assert "visitor parking policies" in gaps.content.decode()

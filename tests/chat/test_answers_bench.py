@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def tiny_eval(tmp_path, monkeypatch):
+def tiny_eval(tmp_path, settings):
     scifact, cranfield = tmp_path / "scifact", tmp_path / "cranfield"
     scifact.mkdir()
     cranfield.mkdir()
@@ -45,7 +45,7 @@ def tiny_eval(tmp_path, monkeypatch):
     ]))
     (cranfield / "qrels").mkdir()
     (cranfield / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n0\tc1\t1\n1\tc2\t1\n")
-    monkeypatch.setenv("GROUNDWORK_EVAL_DIR", str(tmp_path))
+    settings.GROUNDWORK_EVAL_DIR = tmp_path
     return tmp_path
 
 

@@ -10,6 +10,7 @@ from chat.models import GapEvent, Message
 from knowledge.models import Document
 from knowledge.retrieval.hints import HiddenRecord
 from tests.chat.conftest import CANARIES, ask_json, ask_stream
+from tests.fake_openai import wrong_width_embedder
 
 pytestmark = pytest.mark.django_db
 
@@ -104,19 +105,9 @@ def test_empty_search_says_not_found_with_a_corpus(world, corpus, no_cache):
 
 
 def test_retrieval_unavailable_records_a_retrieval_failed_gap(world, corpus, fake_openai, settings, no_cache):
-    from knowledge.embedders import embedder_reset
-    from knowledge.embedding import space_activate
-
-    settings.RETRIEVAL_REQUIRE_SEMANTIC = True  # else full text answers: tests/chat/test_answers_embedder_down.py
-    settings.EMBEDDER, settings.EMBEDDING_URL, settings.EMBEDDING_MODEL = "openai", fake_openai.url, "m"
-    settings.MODEL_EMBEDDING_DIM = None
-    fake_openai.embedding_dim = 8
-    embedder_reset()
-    space_activate(model_id="m", dimension=384)
-    try:
+    # Semantic evidence required, else full text answers: tests/chat/test_answers_embedder_down.py
+    with wrong_width_embedder(settings, fake_openai):
         final = ask_json(world.client(world.member), "How long do laptop replacements take?").json()
-    finally:
-        embedder_reset()
     assert final["outcome"] == "unavailable" and final["citations"] == []
     [gap] = GapEvent.objects.all()
     assert gap.kind == "retrieval_failed" and gap.cause in ("wrong_dimension", "embedding_error")

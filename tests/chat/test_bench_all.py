@@ -11,7 +11,7 @@ from groundwork.models import Tenant
 pytestmark = pytest.mark.django_db
 
 
-def test_bench_all_runs_ingest_on_a_small_corpus(tmp_path, monkeypatch, settings):
+def test_bench_all_runs_ingest_on_a_small_corpus(tmp_path, settings):
     from knowledge.embedders import embedder_reset
 
     corpus = tmp_path / "eval" / "scifact" / "corpus.jsonl"
@@ -20,7 +20,7 @@ def test_bench_all_runs_ingest_on_a_small_corpus(tmp_path, monkeypatch, settings
         json.dumps({"_id": str(i), "title": f"Abstract {i}", "text": f"Protein {i} binds the receptor. " * 30})
         + "\n" for i in range(12)
     ))
-    monkeypatch.setenv("GROUNDWORK_EVAL_DIR", str(tmp_path / "eval"))
+    settings.GROUNDWORK_EVAL_DIR = tmp_path / "eval"
     settings.EMBEDDER = "none"  # the embedding half is measured by `make bench`, not in the suite
     embedder_reset()
     out = StringIO()

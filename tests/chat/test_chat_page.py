@@ -21,9 +21,9 @@ def test_anonymous_is_sent_to_login(world):
     assert response.status_code == 302 and "/login/" in response["Location"]
 
 
-def test_non_member_gets_404(world):
-    assert _client(world.outsider).get("/t/acme/chat/").status_code == 404
-    assert _client(world.member).get("/t/nope/chat/").status_code == 404
+def test_non_member_gets_403(world):
+    assert _client(world.outsider).get("/t/acme/chat/").status_code == 403
+    assert _client(world.member).get("/t/nope/chat/").status_code == 403
 
 
 def test_page_has_strict_csp_and_no_inline_code(world, corpus):

@@ -5,8 +5,8 @@ from hypothesis import strategies as st
 
 from chat.citations import CLUSTER_RE
 from chat.extractive import compose_extractive_answer, key_terms
-from chat.sentences import sentence_spans
 from chat.terms import stem
+from knowledge.sentences import sentence_spans
 from tests.chat.factories import evidence, labelled
 
 REFUNDS = evidence(

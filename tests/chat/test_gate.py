@@ -49,13 +49,14 @@ def test_semantic_bar_still_needs_some_of_the_key_terms():
     assert gate_decide(QUESTION, [close_but_other]).reason == "low_coverage"
 
 
-def test_lexical_rules_apply_without_a_semantic_bar():
+def test_lexical_rules_apply_without_a_semantic_bar(settings):
+    settings.ANSWER_GATE_MIN_SIMILARITY = 0.0  # what another embedding model gets until it is calibrated
     partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=None)
-    decision = gate_decide(QUESTION, [partial], min_similarity=0)  # annual + plan of refund/window/annual/plan
+    decision = gate_decide(QUESTION, [partial])  # annual + plan of refund/window/annual/plan
     assert (decision.answer, decision.reason) == (False, "no_channel_agreement")
     assert decision.coverage == 0.5
     solo_full = evidence("Refund window for annual plans: 30 days.", lexical_rank=1, vector_rank=None)
-    assert gate_decide(QUESTION, [solo_full], min_similarity=0).answer
+    assert gate_decide(QUESTION, [solo_full]).answer
 
 
 def test_lexical_only_retrieval_does_not_require_agreement():
@@ -75,7 +76,7 @@ def test_question_without_key_terms_refuses():
     assert not decision.retry_worthwhile
 
 
-def test_thresholds_come_from_settings_and_arguments(settings):
+def test_thresholds_come_from_settings(settings):
     partial = evidence("Annual plans renew every January.", lexical_rank=1, vector_rank=2)
     assert gate_decide(QUESTION, [partial]).answer  # 0.5 coverage meets the default
     settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.75
@@ -83,10 +84,12 @@ def test_thresholds_come_from_settings_and_arguments(settings):
     settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE = 0.25
     settings.ANSWER_GATE_MIN_SIMILARITY = 0.8
     assert gate_decide(QUESTION, [partial]).reason == "low_similarity"
-    assert gate_decide(QUESTION, [partial], min_similarity=0.6).answer
+    settings.ANSWER_GATE_MIN_SIMILARITY = 0.6
+    assert gate_decide(QUESTION, [partial]).answer
     settings.ANSWER_GATE_MIN_COVERAGE = 0.75  # the lexical rules' bar
     assert gate_decide(QUESTION, [partial], vector_enabled=False).reason == "low_coverage"
-    assert gate_decide(QUESTION, [partial], vector_enabled=False, min_coverage=0.4).answer
+    settings.ANSWER_GATE_MIN_COVERAGE = 0.4
+    assert gate_decide(QUESTION, [partial], vector_enabled=False).answer
 
 
 def test_refusal_is_retry_worthwhile_when_confidence_is_low():

@@ -126,7 +126,7 @@ def test_pages_render_escape_and_guard_membership(world, handover, client):
     client.force_login(world.member)
     assert client.get(f"/t/acme/findings/{tom.pk}/").status_code == 404
     client.force_login(world.outsider)
-    assert client.get("/t/acme/findings/").status_code == 404
+    assert client.get("/t/acme/findings/").status_code == 403
 
 
 def test_evidence_opens_the_record_viewer_at_the_quote(world, handover, docs, client):

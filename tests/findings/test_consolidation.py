@@ -103,7 +103,8 @@ def test_thresholds_come_from_settings(settings):
     assert decide("set", "kafka", [Match(1, "kafka", 0.92)]) == Verdict(AMBIGUOUS)
     assert decide("set", "kafka", [Match(1, "kafka", 0.6)]) == Verdict(AMBIGUOUS)
     assert decide("set", "kafka", [Match(1, "kafka", 0.49)]) == Verdict(ADD)
-    assert decide("set", "kafka", [Match(1, "kafka", 0.7)], auto_merge=0.7, floor=0.6) == Verdict(NOOP, 1)
+    settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 0.7
+    assert decide("set", "kafka", [Match(1, "kafka", 0.7)]) == Verdict(NOOP, 1)
 
 
 def test_unknown_policy_is_an_error():

@@ -59,7 +59,11 @@ _ALPHABET = st.sampled_from(list("abcXYZ019 .,-`\t\nßÄäöİ") + ["\u00a0", "�
 def test_any_substring_aligns_to_an_equivalent_span(text, data):
     i = data.draw(st.integers(0, len(text)))
     j = data.draw(st.integers(i, len(text)))
-    quote = text[i:j]
+    _assert_aligns(text, text[i:j])
+
+
+def _assert_aligns(text: str, quote: str) -> None:
+    """`quote` aligns to a span of `text` that folds to the same string; a quote that folds to nothing, to none."""
     span = quote_interval(text, quote)
     if not fold(quote):
         assert span is None
@@ -93,15 +97,7 @@ def _disguise(quote: str, data) -> str:
 def test_disguised_substring_still_aligns(text, data):
     i = data.draw(st.integers(0, len(text)))
     j = data.draw(st.integers(i, len(text)))
-    quote = _disguise(text[i:j], data)
-    span = quote_interval(text, quote)
-    if not fold(quote):
-        assert span is None
-        return
-    assert span is not None
-    start, end = span
-    assert 0 <= start < end <= len(text)
-    assert fold(text[start:end]) == fold(quote)
+    _assert_aligns(text, _disguise(text[i:j], data))
 
 
 # --- names and hedges ---------------------------------------------------------------------------------------
@@ -152,9 +148,9 @@ def test_a_hedge_of_the_same_family_or_a_family_qualifier_preserves_certainty():
 def test_enclosing_sentence_spans_the_whole_sentence_only():
     text = "Tom may leave. It is rumoured that Priya will lead Support. Atlas v2.5 shipped."
     start, end = quote_interval(text, "Priya will lead Support.")
-    assert enclosing_sentence(text, start, end) == " It is rumoured that Priya will lead Support."
+    assert enclosing_sentence(text, start, end) == "It is rumoured that Priya will lead Support."
     start, end = quote_interval(text, "Atlas v2.5 shipped")
-    assert enclosing_sentence(text, start, end) == " Atlas v2.5 shipped."
+    assert enclosing_sentence(text, start, end) == "Atlas v2.5 shipped."
 
 
 # --- the audit -----------------------------------------------------------------------------------------------

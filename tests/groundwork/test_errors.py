@@ -25,10 +25,10 @@ def test_branded_404_for_unknown_pages(client):
 
 
 @override_settings(DEBUG=False)
-def test_branded_404_for_a_tenant_the_user_is_not_in(client, world):
+def test_branded_403_for_a_tenant_the_user_is_not_in(client, world):
     client.force_login(world.outsider)
     response = client.get("/t/acme/manage/")
-    assert response.status_code == 404 and "We could not find that page" in response.content.decode()
+    assert response.status_code == 403 and "You are not a member of this workspace" in response.content.decode()
     assert "Acme" not in response.content.decode()  # the shell does not reveal the tenant either
 
 

@@ -10,9 +10,9 @@ from django.db.utils import ProgrammingError
 from psycopg import sql
 
 from chat.models import Conversation, Message
+from groundwork.bench.rls import alternating_transactions
 from groundwork.models import Tenant
 from groundwork.rls import DatabaseScope, scope_reset, scope_set, system_scope, tenant_scope
-from groundwork.bench.rls import alternating_transactions
 from groundwork.rls_tables import parent_scoped_tables, tenant_scoped_tables
 from groundwork.sql import tenant_column_read_sql
 from knowledge.models import Chunk, Document, DocumentAcl, Source

@@ -166,14 +166,14 @@ def test_manage_hub_is_403_below_admin(client, world, who, sections):
     response = client.get("/t/acme/manage/")
     assert response.status_code == 403
     html = response.content.decode()
-    assert "You are not allowed to do that" in html and "Managing a workspace is for its administrators." in html
+    assert "You are not allowed to do that" in html and "This page is for the workspace&#x27;s administrators." in html
     assert "Findings review" not in html
 
 
-def test_manage_hub_is_404_for_outsiders_and_unknown_tenants(client, world):
+def test_manage_hub_is_the_same_403_for_outsiders_and_unknown_tenants(client, world):
     client.force_login(world.outsider)
-    assert client.get("/t/acme/manage/").status_code == 404
-    assert client.get("/t/nope/manage/").status_code == 404
+    assert client.get("/t/acme/manage/").status_code == 403
+    assert client.get("/t/nope/manage/").status_code == 403
     assert client.get("/t/globex/manage/").status_code == 200  # their own tenant
 
 

@@ -109,3 +109,19 @@ def remote_corpus(remote_embedder, corpus) -> Corpus:
 
     chunks_embed()
     return corpus
+
+
+@pytest.fixture
+def no_embedder(settings):
+    """Full text alone (EMBEDDER=none) for one test; the cached embedder follows the setting both ways."""
+    from knowledge.embedders import embedder_reset
+
+    settings.EMBEDDER = "none"
+    embedder_reset()
+    yield
+    embedder_reset()
+
+
+@pytest.fixture
+def upload_source(world) -> Source:
+    return Source.objects.create(tenant=world.acme, kind="upload", name="Shared drive")

@@ -80,11 +80,11 @@ def test_anonymous_is_sent_to_login(client, library):
         assert response["Location"].startswith(settings.LOGIN_URL)
 
 
-def test_non_members_and_unknown_tenants_get_404(client, world, library):
+def test_non_members_and_unknown_tenants_get_the_same_403(client, world, library):
     signed_in(client, world.outsider)
-    assert client.get("/t/acme/documents/").status_code == 404
-    assert client.get(f"/t/acme/documents/{library.workspace.pk}/").status_code == 404
-    assert client.get("/t/nope/documents/").status_code == 404
+    assert client.get("/t/acme/documents/").status_code == 403
+    assert client.get(f"/t/acme/documents/{library.workspace.pk}/").status_code == 403
+    assert client.get("/t/nope/documents/").status_code == 403
 
 
 def test_each_caller_lists_exactly_what_they_may_read(client, world, library):

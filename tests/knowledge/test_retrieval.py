@@ -15,6 +15,7 @@ from knowledge.retrieval.grep import GrepRefused, grep_search
 from knowledge.retrieval.ground import ground, ground_evidence
 from knowledge.retrieval.hints import hidden_relevant
 from knowledge.retrieval.vector import vector_search
+from tests.fake_openai import wrong_width_embedder
 from tests.knowledge.conftest import ingest
 
 pytestmark = pytest.mark.django_db
@@ -166,18 +167,9 @@ def test_two_empties_are_distinguished(world, embedded, fake_openai, settings):
     assert no_corpus.value.cause == "no_corpus"
     # where semantic evidence is required, a configured embedder that answers with the wrong width makes
     # retrieval unavailable, not empty (by default it falls back to full text: tests/knowledge/test_embedder_down.py)
-    settings.RETRIEVAL_REQUIRE_SEMANTIC = True
-    settings.EMBEDDER, settings.EMBEDDING_URL, settings.EMBEDDING_MODEL = "openai", fake_openai.url, "m"
-    settings.MODEL_EMBEDDING_DIM = None
-    fake_openai.embedding_dim = 8
-    embedder_reset()
-    space_activate(model_id="m", dimension=384)
-    try:
-        with pytest.raises(RetrievalUnavailable) as wrong:
-            ground_evidence(member, "laptop")
-        assert wrong.value.cause in ("wrong_dimension", "embedding_error")
-    finally:
-        embedder_reset()
+    with wrong_width_embedder(settings, fake_openai), pytest.raises(RetrievalUnavailable) as wrong:
+        ground_evidence(member, "laptop")
+    assert wrong.value.cause in ("wrong_dimension", "embedding_error")
 
 
 def test_search_api_maps_empties_to_200_and_503(world, embedded):

@@ -14,20 +14,13 @@ from knowledge.models import Chunk, Document, Source, UploadBatch, UploadItem
 from knowledge.retrieval import hybrid_search
 from tests.knowledge.test_files import docx_bytes, pdf_bytes
 
-
-@pytest.fixture(autouse=True)
-def _no_embedder(settings):
-    from knowledge.embedders import embedder_reset
-
-    settings.EMBEDDER = "none"
-    embedder_reset()
-    yield
-    embedder_reset()
+# Uploads are measured on full text alone; the source is an upload source of acme ("Shared drive").
+pytestmark = pytest.mark.usefixtures("no_embedder")
 
 
 @pytest.fixture
-def source(world):
-    return Source.objects.create(tenant=world.acme, kind="upload", name="Shared drive")
+def source(upload_source):
+    return upload_source
 
 
 def post_files(client, source_id, files, capture):

@@ -9,20 +9,13 @@ from django.urls import reverse
 
 from knowledge.models import Document, Source, UploadBatch
 
-
-@pytest.fixture(autouse=True)
-def _no_embedder(settings):
-    from knowledge.embedders import embedder_reset
-
-    settings.EMBEDDER = "none"
-    embedder_reset()
-    yield
-    embedder_reset()
+# Uploads are measured on full text alone; the source is an upload source of acme ("Shared drive").
+pytestmark = pytest.mark.usefixtures("no_embedder")
 
 
 @pytest.fixture
-def source(world):
-    return Source.objects.create(tenant=world.acme, kind="upload", name="Shared drive")
+def source(upload_source):
+    return upload_source
 
 
 def signed_in(user) -> Client:
@@ -47,7 +40,7 @@ def test_upload_page_renders_for_admin_with_a_labelled_file_input(world, source)
 
 def test_upload_page_access_rule(world, source):
     assert Client().get(url("upload")).status_code == 302  # not signed in -> login
-    assert signed_in(world.outsider).get(url("upload")).status_code == 404  # not a member of acme
+    assert signed_in(world.outsider).get(url("upload")).status_code == 403  # not a member of acme
     assert signed_in(world.member).get(url("upload")).status_code == 403  # no source takes member uploads
     source.members_may_upload = True
     source.save(update_fields=["members_may_upload"])
@@ -97,7 +90,7 @@ def test_batch_page_is_the_uploaders_and_admins_only(world, source, django_captu
     assert signed_in(world.member).get(url("upload-batch", batch_id=batch.pk)).status_code == 200
     assert signed_in(world.admin).get(url("upload-batch", batch_id=batch.pk)).status_code == 200
     assert signed_in(world.analyst).get(url("upload-batch", batch_id=batch.pk)).status_code == 404
-    assert signed_in(world.outsider).get(url("upload-batch", batch_id=batch.pk)).status_code == 404
+    assert signed_in(world.outsider).get(url("upload-batch", batch_id=batch.pk)).status_code == 403
 
 
 def test_sources_page_admin_only(world, source):
@@ -107,7 +100,7 @@ def test_sources_page_admin_only(world, source):
     assert "Shared drive" in html and f'<label for="acl-{source.pk}">Default access list</label>' in html
     assert signed_in(world.member).get(url("sources")).status_code == 403
     assert signed_in(world.analyst).get(url("sources")).status_code == 403
-    assert signed_in(world.outsider).get(url("sources")).status_code == 404
+    assert signed_in(world.outsider).get(url("sources")).status_code == 403
 
 
 def test_sources_page_creates_and_edits_with_clear_validation(world, source):

@@ -20,13 +20,14 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 
 from groundwork.bench.production_server import database_url_of, production_server
-from groundwork.models import ApiKey, Tenant
+from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 from groundwork.services import api_key_issue_service
-from knowledge.models import Chunk, Source
+from knowledge.bench.scratch import scratch_tenant_drop
+from knowledge.models import Source
 from knowledge.services import DocumentInput, documents_import
 
 CLIENTS = 20
@@ -56,16 +57,6 @@ def _seed(name: str, documents: int) -> tuple[Tenant, str]:
     documents_import(authority=authority, source=source, items=_records(tenant.name, documents))
     key = api_key_issue_service(tenant=tenant, name="load-client", role="member").raw_key
     return tenant, key
-
-
-def _drop(tenant: Tenant) -> None:
-    try:
-        with transaction.atomic():
-            Chunk.objects.filter(tenant=tenant)._raw_delete(Chunk.objects.db)
-    except IntegrityError:
-        Chunk.objects.filter(tenant=tenant).delete()
-    ApiKey.objects.filter(tenant=tenant).delete()  # keys protect their service principal from the cascade
-    tenant.delete()
 
 
 def _call(base: str, key: str, rng: random.Random) -> int:
@@ -132,7 +123,7 @@ def measure(out_dir: Path, quick: bool) -> dict[str, float | int]:
             statuses, latencies, elapsed = _drive(server.url, keys, seconds)
     finally:
         for tenant, _ in tenants:
-            _drop(tenant)
+            scratch_tenant_drop(tenant)
     requests = sum(statuses.values())
     latencies.sort()
     return {

@@ -1,0 +1,68 @@
+"""Sentence spans with offsets: the one sentence splitter of the platform — chunking (knowledge.chunking), fact
+extraction and its audit (findings), the extractive answerer and the groundedness check (chat).
+
+Rule-based on purpose: a full stop, question or exclamation mark followed by space and a capital, digit
+or opening quote ends a sentence, unless it closes a common abbreviation or an initial ("Dr.", "J."), so "v2.5"
+and "3.5 million" stay whole; blank lines and list items always do (with `line_breaks`, every line break).
+Spans are (start, end) into the original text, trimmed of surrounding space and, unless asked to keep them,
+of a leading list marker.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st vs etc inc ltd co corp dept fig no nos approx est jan feb mar apr jun jul aug "
+    "sep sept oct nov dec e.g i.e cf al".split()
+)
+_END = re.compile(r"[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
+_HARD_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)])\s)")
+_LINE_BREAK = re.compile(r"\n")
+
+
+def _abbreviation_before(text: str, dot: int) -> bool:
+    word = re.search(r"([A-Za-z.]+)\Z", text[:dot])
+    if word is None:
+        return False
+    token = word.group(1).lower().strip(".")
+    return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
+
+
+_LIST_MARKER = re.compile(r"(?:[-*+•>]|\d+[.)]|#{1,6})[ \t]+")  # bullets, numbers, quote and heading marks
+
+
+def _trimmed(text: str, start: int, end: int, markers: bool) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    marker = _LIST_MARKER.match(text, start, end) if markers else None
+    if marker:
+        start = marker.end()
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if end > start else None
+
+
+def sentence_spans(text: str, *, line_breaks: bool = False, keep_list_markers: bool = False) -> list[tuple[int, int]]:
+    """`(start, end)` of each sentence of `text`, in order. `line_breaks`: every line break ends a sentence
+    (extraction, where a heading or a bullet without a full stop is a statement of its own).
+    `keep_list_markers`: a sentence keeps its leading "- " or "1)" (chunks must cover every character)."""
+    markers = not keep_list_markers
+    spans: list[tuple[int, int]] = []
+    block_start = 0
+    breaks = _LINE_BREAK if line_breaks else _HARD_BREAK
+    blocks = [m.start() for m in breaks.finditer(text)] + [len(text)]
+    for block_end in blocks:
+        start = block_start
+        for match in _END.finditer(text, block_start, block_end):
+            if text[match.start()] == "." and _abbreviation_before(text, match.start()):
+                continue
+            span = _trimmed(text, start, match.end(), markers)
+            if span:
+                spans.append(span)
+            start = match.end()
+        span = _trimmed(text, start, block_end, markers)
+        if span:
+            spans.append(span)
+        block_start = block_end
+    return spans
