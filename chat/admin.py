@@ -4,6 +4,7 @@ from chat.models import AccessRequest, AnswerCache, Conversation, GapEvent, Mess
 from chat.selectors import answers_withdrawn
 from groundwork.admin_scoping import (
     PlatformOnlyAdmin,
+    TenantRecordAdmin,
     TenantScopedAdmin,
     admin_authority,
     is_platform_operator,
@@ -14,25 +15,19 @@ verbose_names_set(AnswerCache, "cached answer", "cached answers")
 
 
 @admin.register(GapEvent)
-class GapEventAdmin(TenantScopedAdmin, admin.ModelAdmin):
+class GapEventAdmin(TenantRecordAdmin, admin.ModelAdmin):
     """Interview next: the most frequent unanswered questions first, per tenant and kind."""
 
-    tenant_path = "tenant"
-    tenant_admin_readonly = True
     list_display = ("canonical", "kind", "count", "tenant", "cause", "first_seen", "last_seen")
     list_filter = ("kind", "tenant")
     search_fields = ("canonical", "example")
     ordering = ("-count", "-last_seen")
-    readonly_fields = ("tenant", "kind", "canonical", "example", "cause", "count", "first_seen", "last_seen")
 
 
 @admin.register(Conversation)
-class ConversationAdmin(TenantScopedAdmin, admin.ModelAdmin):
-    tenant_path = "tenant"
-    tenant_admin_readonly = True
+class ConversationAdmin(TenantRecordAdmin, admin.ModelAdmin):
     list_display = ("title", "tenant", "user", "service_name", "created_at")
     list_filter = ("tenant",)
-    readonly_fields = ("tenant", "user", "service_name", "title", "created_at")
 
 
 # What an answer says and quotes; a tenant admin sees them only when they may read every record it cites.

@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 
 from groundwork.admin_scoping import (
     SHARED_ROWS,
+    TenantRecordAdmin,
     TenantScopedAdmin,
     TenantScopedInline,
     admin_authority,
@@ -205,13 +206,10 @@ def _reason_column(reason: str):
 
 
 @admin.register(ProjectionQuality)
-class ProjectionQualityAdmin(TenantScopedAdmin, admin.ModelAdmin):
-    tenant_path = "tenant"
-    tenant_admin_readonly = True
+class ProjectionQualityAdmin(TenantRecordAdmin, admin.ModelAdmin):
     list_display = ("chunk", "extractor", "proposed", "accepted", "accepted_ratio",
                     *[_reason_column(reason) for reason in REJECTION_REASONS], "created_at")
     list_filter = ("extractor", RejectedForFilter, "tenant")
-    readonly_fields = ("chunk", "tenant", "extractor", "proposed", "accepted", "reasons", "created_at")
 
     @admin.display(description="accepted / proposed")
     def accepted_ratio(self, obj: ProjectionQuality) -> str:
@@ -219,9 +217,6 @@ class ProjectionQualityAdmin(TenantScopedAdmin, admin.ModelAdmin):
 
 
 @admin.register(ModelUsage)
-class ModelUsageAdmin(TenantScopedAdmin, admin.ModelAdmin):
-    tenant_path = "tenant"
-    tenant_admin_readonly = True
+class ModelUsageAdmin(TenantRecordAdmin, admin.ModelAdmin):
     list_display = ("day", "tenant", "purpose", "calls", "prompt_tokens", "completion_tokens", "failures")
     list_filter = ("purpose", "tenant")
-    readonly_fields = ("day", "tenant", "purpose", "calls", "prompt_tokens", "completion_tokens", "failures")

@@ -3,7 +3,9 @@ Visibility follows the evidence (see findings.selectors); missing and not readab
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, time
+from typing import TypeVar
 
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,31 +20,39 @@ from knowledge.links import document_viewer_url
 
 from . import selectors
 
+T = TypeVar("T")
 
-def instant_parse(raw: str | None, name: str) -> datetime | None:
-    """An ISO date or datetime from a query parameter; a date means its midnight UTC. Bad input → 400."""
+
+def _param(raw: str | None, name: str, parse: Callable[[str], T | None], problem: str) -> T | None:
+    """A query parameter read by `parse`: None when absent or empty; a value `parse` refuses (ValueError or
+    None) → 400 with `problem` under the parameter's name."""
     if raw is None or raw == "":
         return None
     try:
-        value = parse_datetime(raw)
-        if value is None:
-            day = parse_date(raw)
-            value = datetime.combine(day, time.min) if day else None
+        value = parse(raw)
     except ValueError:
         value = None
     if value is None:
-        raise ValidationError({name: [f"{raw!r} is not an ISO date (YYYY-MM-DD) or datetime"]})
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+        raise ValidationError({name: [problem]})
+    return value
+
+
+def _instant(raw: str) -> datetime | None:
+    value = parse_datetime(raw)
+    if value is None:
+        day = parse_date(raw)
+        value = datetime.combine(day, time.min) if day else None
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def instant_parse(raw: str | None, name: str) -> datetime | None:
+    """An ISO date or datetime from a query parameter; a date means its midnight UTC. Bad input → 400."""
+    return _param(raw, name, _instant, f"{raw!r} is not an ISO date (YYYY-MM-DD) or datetime")
 
 
 def _int(raw: str | None, name: str) -> int | None:
-    if raw is None or raw == "":
-        return None
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise ValidationError({name: ["must be an integer"]}) from exc
-    if not BIGINT_MIN <= value <= BIGINT_MAX:
+    value = _param(raw, name, int, "must be an integer")
+    if value is not None and not BIGINT_MIN <= value <= BIGINT_MAX:
         raise ValidationError({name: ["is out of range"]})
     return value
 

@@ -18,7 +18,14 @@ from .admin_scoping import (
 )
 from .models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
 from .rls import system_scope
-from .services import api_key_issue, api_key_revoke, membership_remove, membership_set, principal_normalise
+from .services import (
+    api_key_issue,
+    api_key_revoke,
+    group_member_check,
+    membership_remove,
+    membership_set,
+    principal_normalise,
+)
 
 verbose_names_set(ApiKey, "API key", "API keys")
 verbose_names_set(ApiKeyUse, "API key use", "API key uses")
@@ -51,20 +58,18 @@ class PrincipalForm(forms.ModelForm):
 
 
 class MemberFormSet(BaseInlineFormSet):
-    """The same rules as `group_member_add`, as form errors: members of a group or provider group only, and
-    from the group's own tenant."""
+    """`group_member_check` as form errors on each member row (the group is the page's own principal)."""
 
     def clean(self):
         super().clean()
-        group = self.instance
         for form in self.forms:
             member = getattr(form, "cleaned_data", {}).get("member")
             if member is None or form.cleaned_data.get("DELETE"):
                 continue
-            if group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
-                form.add_error("member", "Only a group or a provider group can have members.")
-            elif member.tenant_id != group.tenant_id:
-                form.add_error("member", "A group and its member must belong to the same tenant.")
+            try:
+                group_member_check(group=self.instance, member=member)
+            except ValidationError as exc:
+                form.add_error("member", exc.messages)
 
 
 class MemberInline(TenantScopedInline, admin.TabularInline):
@@ -102,10 +107,11 @@ class GroupMembershipForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         group, member = cleaned.get("group"), cleaned.get("member")
-        if group and group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
-            self.add_error("group", "Only a group or a provider group can have members.")
-        elif group and member and group.tenant_id != member.tenant_id:
-            self.add_error("member", "A group and its member must belong to the same tenant.")
+        if group and member:
+            try:
+                group_member_check(group=group, member=member)
+            except ValidationError as exc:
+                self.add_error(None, exc)
         return cleaned
 
 

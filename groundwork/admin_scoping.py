@@ -275,6 +275,18 @@ def principal_label(principal: Principal) -> str:
     return principal.label
 
 
+class TenantRecordAdmin(TenantScopedAdmin):
+    """Rows the system writes for one tenant (gap events, conversations, usage and quality counts): reached
+    through their own `tenant`, readable by the tenant's admins, and never edited by hand — every field but the
+    id is shown read-only, for platform operators too."""
+
+    tenant_path = "tenant"
+    tenant_admin_readonly = True
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields if not field.auto_created]
+
+
 class PlatformOnlyAdmin(TenantScopedAdmin):
     """Injected by the site into ModelAdmins registered without scoping: platform operators only."""
 

@@ -10,22 +10,28 @@ from .authority import ROLE_RANK
 from .permissions import DEFAULT_ROLE, handler_role
 
 
-class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+class _SecurityScheme(OpenApiAuthenticationExtension):
+    """An authentication class's OpenAPI security scheme, given as data in `definition`. This base names no
+    `target_class`, so drf-spectacular never matches it to a class itself."""
+
+    definition: dict
+
+    def get_security_definition(self, auto_schema):
+        return self.definition
+
+
+class ApiKeyAuthenticationScheme(_SecurityScheme):
     target_class = "groundwork.authentication.ApiKeyAuthentication"
     name = "apiKey"
-
-    def get_security_definition(self, auto_schema):
-        return {"type": "http", "scheme": "bearer", "bearerFormat": "gw_<prefix>_<secret>",
-                "description": "An API key scoped to one tenant (service or delegated user key)."}
+    definition = {"type": "http", "scheme": "bearer", "bearerFormat": "gw_<prefix>_<secret>",
+                  "description": "An API key scoped to one tenant (service or delegated user key)."}
 
 
-class SessionAuthorityScheme(OpenApiAuthenticationExtension):
+class SessionAuthorityScheme(_SecurityScheme):
     target_class = "groundwork.authentication.SessionAuthorityAuthentication"
     name = "session"
-
-    def get_security_definition(self, auto_schema):
-        return {"type": "apiKey", "in": "cookie", "name": "sessionid",
-                "description": "A signed-in session; name the tenant with the /t/<tenant>/ prefix."}
+    definition = {"type": "apiKey", "in": "cookie", "name": "sessionid",
+                  "description": "A signed-in session; name the tenant with the /t/<tenant>/ prefix."}
 
 
 # --- refusals: every operation documents the errors it can answer with ------------------------------------------

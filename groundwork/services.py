@@ -74,11 +74,17 @@ def principal_ensure(*, tenant: Tenant, kind: str, raw: str, display_name: str =
     return principal
 
 
-def group_member_add(*, group: Principal, member: Principal) -> GroupMembership:
+def group_member_check(*, group: Principal, member: Principal) -> None:
+    """The rules of a group link, for the service and the admin's forms alike: only a group or a provider group
+    has members, and only from its own tenant. Raises ValidationError keyed by the side at fault."""
     if group.kind not in (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP):
-        raise ValidationError("only a group or a provider group can have members")
+        raise ValidationError({"group": "Only a group or a provider group can have members."})
     if group.tenant_id != member.tenant_id:
-        raise ValidationError("a group and its member must belong to the same tenant")
+        raise ValidationError({"member": "A group and its member must belong to the same tenant."})
+
+
+def group_member_add(*, group: Principal, member: Principal) -> GroupMembership:
+    group_member_check(group=group, member=member)
     link, _ = GroupMembership.objects.get_or_create(group=group, member=member)
     return link
 

@@ -8,19 +8,23 @@ OBSERVED = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
 CREATED = datetime(2025, 5, 30, 17, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("2025-03-01", date(2025, 3, 1)),
-    ("2025/03/01", date(2025, 3, 1)),
-    ("2025-03-01T10:15:00Z", date(2025, 3, 1)),
-    ("March 3, 2025", date(2025, 3, 3)),
-    ("Mar 3 2025", date(2025, 3, 3)),
-    ("3 March 2025", date(2025, 3, 3)),
-    ("3rd of March 2025", date(2025, 3, 3)),
-    ("  1 May 2025 ", date(2025, 5, 1)),
-    ("2025-03", date(2025, 3, 1)),
-    ("March 2025", date(2025, 3, 1)),
-    ("Sept. 2025", date(2025, 9, 1)),
-])
+# Each written form of a date that parses, and the day it means (a month alone: its first day).
+_ABSOLUTE = {
+    "2025-03-01": date(2025, 3, 1),
+    "2025/03/01": date(2025, 3, 1),
+    "2025-03-01T10:15:00Z": date(2025, 3, 1),
+    "March 3, 2025": date(2025, 3, 3),
+    "Mar 3 2025": date(2025, 3, 3),
+    "3 March 2025": date(2025, 3, 3),
+    "3rd of March 2025": date(2025, 3, 3),
+    "  1 May 2025 ": date(2025, 5, 1),
+    "2025-03": date(2025, 3, 1),
+    "March 2025": date(2025, 3, 1),
+    "Sept. 2025": date(2025, 9, 1),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), _ABSOLUTE.items())
 def test_absolute_dates_parse(text, expected):
     assert parse_date(text) == expected
 

@@ -19,6 +19,15 @@ def _open(**filters):
     return list(Claim.objects.filter(status="open", **filters).order_by("id"))
 
 
+def _roles(world, docs, *steps):
+    """Writes one `role` fact about Priya Nair per (sentence, role, valid from), each from its own document, in
+    order; returns the last write's result."""
+    for name, (sentence, role, valid_from) in zip("abcdefgh", steps, strict=False):
+        _, chunk = docs.doc(name, sentence)
+        result = _write(world, fact(chunk, chunk.text, "Priya Nair", "role", role, valid_from))
+    return result
+
+
 def test_add_then_identity_repeat_from_another_document_adds_evidence_not_a_claim(world, docs):
     sentence = "Priya Nair is the Head of Support."
     _, c1 = docs.doc("a", sentence)
@@ -34,20 +43,16 @@ def test_add_then_identity_repeat_from_another_document_adds_evidence_not_a_clai
 
 
 def test_state_same_object_in_overlapping_window_is_a_noop(world, docs):
-    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
-    _, c2 = docs.doc("b", "Priya Nair serves as Head of Support.")
-    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
-    result = _write(world, fact(c2, c2.text, "Priya Nair", "role", "Head of Support", "2025-03-01"))
+    result = _roles(world, docs, ("On 2025-01-15 Priya Nair became Head of Support.", "Head of Support", "2025-01-15"),
+                    ("Priya Nair serves as Head of Support.", "Head of Support", "2025-03-01"))
     assert result.verdicts == {"NOOP": 1}
     (claim,) = _open()
     assert claim.evidence.count() == 2 and claim.valid.lower == at("2025-01-15")
 
 
 def test_state_update_closes_the_old_value_at_the_new_start(world, docs):
-    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
-    _, c2 = docs.doc("b", "On 2025-06-01 Priya Nair became CTO.")
-    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
-    result = _write(world, fact(c2, c2.text, "Priya Nair", "role", "CTO", "2025-06-01"))
+    result = _roles(world, docs, ("On 2025-01-15 Priya Nair became Head of Support.", "Head of Support", "2025-01-15"),
+                    ("On 2025-06-01 Priya Nair became CTO.", "CTO", "2025-06-01"))
     assert result.verdicts == {"UPDATE": 1}
     old = Claim.objects.get(object_value="Head of Support")
     new = Claim.objects.get(object_value="CTO")
@@ -57,10 +62,8 @@ def test_state_update_closes_the_old_value_at_the_new_start(world, docs):
 
 
 def test_backdated_fact_leaves_the_later_claim_alone_and_ends_where_it_begins(world, docs):
-    _, c1 = docs.doc("a", "On 2025-06-01 Priya Nair became CTO.")
-    _, c2 = docs.doc("b", "On 2025-01-15 Priya Nair became Head of Support.")
-    _write(world, fact(c1, c1.text, "Priya Nair", "role", "CTO", "2025-06-01"))
-    _write(world, fact(c2, c2.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    _roles(world, docs, ("On 2025-06-01 Priya Nair became CTO.", "CTO", "2025-06-01"),
+           ("On 2025-01-15 Priya Nair became Head of Support.", "Head of Support", "2025-01-15"))
     cto = Claim.objects.get(object_value="CTO")
     hos = Claim.objects.get(object_value="Head of Support")
     assert (cto.valid.lower, cto.valid.upper, cto.status, cto.superseded_by_id) == (

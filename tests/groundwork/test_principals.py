@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groundwork.models import Principal, Tenant
-from groundwork.services import principal_ensure, principal_normalise, principal_parse
+from groundwork.services import group_member_add, principal_ensure, principal_normalise, principal_parse
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +59,14 @@ def test_only_one_platform_corpus(world):
 def test_email_normalisation_is_idempotent(address):
     once = principal_normalise(kind="email", raw=address)
     assert principal_normalise(kind="email", raw=once) == once == address.strip().lower()
+
+
+def test_group_links_are_refused_naming_the_side_at_fault(world):
+    person = principal_ensure(tenant=world.acme, kind="email", raw="dana@example.com")
+    with pytest.raises(ValidationError) as not_a_group:
+        group_member_add(group=person, member=world.groups["hr"])
+    assert not_a_group.value.message_dict == {"group": ["Only a group or a provider group can have members."]}
+    with pytest.raises(ValidationError) as other_tenant:
+        group_member_add(group=world.groups["hr"], member=world.groups["globex-hr"])
+    assert other_tenant.value.message_dict == {"member": ["A group and its member must belong to the same tenant."]}
+    assert group_member_add(group=world.groups["hr"], member=person).member_id == person.pk

@@ -5,17 +5,21 @@
 "use strict";
 
 (function () {
-  const root = document.getElementById("chat");
+  function byId(id) {
+    return document.getElementById(id);
+  }
+
+  const root = byId("chat");
   if (!root) return;
   const api = root.dataset.api;
   const page = root.dataset.page;
   let conversationId = root.dataset.conversation ? Number(root.dataset.conversation) : null;
-  const messages = document.getElementById("messages");
-  const form = document.getElementById("ask");
-  const input = document.getElementById("question");
-  const sendButton = document.getElementById("send");
-  const panel = document.getElementById("evidence");
-  const history = document.getElementById("history");
+  const messages = byId("messages");
+  const form = byId("ask");
+  const input = byId("question");
+  const sendButton = byId("send");
+  const panel = byId("evidence");
+  const history = byId("history");
   const narrow = window.matchMedia("(max-width: 640px)");
   let panelOpener = null;
 
@@ -50,17 +54,17 @@
 
   function showEvidence(citation, opener) {
     const where = shortLocation(citation.location);
-    document.getElementById("evidence-title").textContent =
+    byId("evidence-title").textContent =
       citation.label + " · " + (citation.title || "Untitled") + (where ? " (" + where + ")" : "");
-    document.getElementById("evidence-source").textContent =
+    byId("evidence-source").textContent =
       citation.source_name + " (" + citation.source_kind + ")" + (citation.location ? " · " + citation.location : "");
-    const viewer = document.getElementById("evidence-viewer");
+    const viewer = byId("evidence-viewer");
     const viewerUrl = internalUrl(citation.viewer_url);
     if (viewerUrl) { viewer.href = viewerUrl; viewer.hidden = false; } else { viewer.removeAttribute("href"); viewer.hidden = true; }
-    const link = document.getElementById("evidence-link");
+    const link = byId("evidence-link");
     const url = safeUrl(citation.record_url);
     if (url) { link.href = url; link.hidden = false; } else { link.removeAttribute("href"); link.hidden = true; }
-    const fragment = document.getElementById("evidence-fragment");
+    const fragment = byId("evidence-fragment");
     if (typeof citation.fragment_html === "string") fragment.innerHTML = citation.fragment_html;  // sanitised on the server
     else fragment.textContent = citation.fragment || "";
     panel.hidden = false;
@@ -76,7 +80,7 @@
     panelOpener = null;
   }
 
-  document.getElementById("evidence-close").addEventListener("click", closeEvidence);
+  byId("evidence-close").addEventListener("click", closeEvidence);
   document.addEventListener("keydown", function (event) {
     if (event.key === "Escape" && !panel.hidden) { event.preventDefault(); closeEvidence(); }
   });
@@ -269,7 +273,7 @@
           if (conversationId !== event.data.conversation_id) {
             conversationId = event.data.conversation_id;
             window.history.replaceState(null, "", page + conversationId + "/");
-            const list = document.getElementById("conversations");
+            const list = byId("conversations");
             const empty = list.querySelector("li.muted");
             if (empty) empty.remove();
             const item = element("li");
