@@ -1,6 +1,7 @@
 """Issue #11 item 11: row-level security leaks (groundwork/rls.py).
 
-Two scratch tenants, each with a document (and its chunks, principals, a membership-free service principal),
+Two scratch tenants, each with a workspace document and a restricted one (chunks, principals, an ACL row, a
+membership-free service principal) and a conversation with a message,
 next to whatever the database already holds; then `groundwork.bench.rls.alternating_transactions`: threads
 reusing their connections run transactions alternating the two tenants' scopes and read every tenant-scoped
 table with no tenant filter. `rls_leaks` counts rows outside the caller's tenant and the platform corpus
@@ -13,6 +14,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from chat.models import Conversation, Message
 from groundwork.bench.rls import alternating_transactions
 from groundwork.models import Tenant
 from groundwork.rls import system_scope
@@ -29,6 +31,14 @@ def _scratch_tenant(tag: str, label: str):
     document_ingest(authority=authority, source=source, item=DocumentInput(
         external_id="probe", title=f"Probe record {label}", format="text",
         body=f"Probe record of tenant {label}: the retention period is {len(label) + 3} years."))
+    # Rows of the parent-scoped tables too (an ACL row through its document, a message through its
+    # conversation), so their policies are probed on rows the probe knows the tenant of.
+    document_ingest(authority=authority, source=source, item=DocumentInput(
+        external_id="probe-restricted", title=f"Restricted probe record {label}", format="text",
+        visibility="restricted", acl=(f"group:rlsprobe-{label}",),
+        body=f"Restricted probe record of tenant {label}: the review board meets monthly."))
+    conversation = Conversation.objects.create(tenant=tenant, service_name="rls-probe", title=f"probe {label}")
+    Message.objects.create(conversation=conversation, role="user", content=f"probe {label} asks")
     return tenant, authority
 
 
