@@ -23,7 +23,8 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from chat.evidence import Evidence
+from chat.context import neutralise
+from chat.evidence import Evidence, Labelled, evidence_from_chunk
 from findings.models import Claim
 from findings.selectors import ClaimFilters, claims_list, entities_list, readable_evidence
 from groundwork.authority import Authority
@@ -188,19 +189,13 @@ def _valid_at(claim: Claim, at: datetime) -> bool:
 def _evidence_for(authority: Authority, claim_ids: Iterable[int]) -> dict[int, Evidence]:
     """One readable evidence chunk per claim (its first), as answer evidence."""
     rows = (readable_evidence(authority).filter(claim_id__in=list(claim_ids))
-            .select_related("chunk", "document", "document__source").order_by("claim_id", "id"))
+            .select_related("chunk", "chunk__document", "chunk__document__source").order_by("claim_id", "id"))
     out: dict[int, Evidence] = {}
     for row in rows:
         if row.claim_id in out:
             continue
-        document, chunk = row.document, row.chunk
-        out[row.claim_id] = Evidence(
-            chunk_id=chunk.pk, document_id=document.pk, title=document.title, record_url=document.record_url,
-            source_kind=document.source.kind, source_name=document.source.name, text=chunk.text,
-            start=chunk.start, end=chunk.end, score=0.0,
-            corpus="platform" if (document.tenant_id == authority.platform_tenant_id
-                                  and not authority.is_platform) else "tenant",
-        )
+        out[row.claim_id] = evidence_from_chunk(row.chunk, platform_tenant_id=authority.platform_tenant_id,
+                                                is_platform=authority.is_platform)
     return out
 
 
@@ -376,3 +371,13 @@ FACTS_INSTRUCTION = (
     "Findings derived from these sources, ordered with the value valid at the time asked first. Lead your answer "
     "with it, say what it replaced and when, and cite the labels shown; if they say the records disagree, say so."
 )
+
+
+def facts_prompt(facts: StateFacts, labelled: Iterable[Labelled], boundary: str) -> str:
+    """The findings for a model, after its sources: labelled like them, and treated like them — values come
+    from the records, so they are neutralised and fenced with the request's boundary id."""
+    lead = facts.lead({item.evidence.chunk_id: item.label for item in labelled})
+    if not lead:
+        return ""
+    return (f"<<<FINDINGS boundary={boundary}>>>\n{neutralise(lead, boundary)}\n<<<END FINDINGS boundary={boundary}>>>"
+            f"\n{FACTS_INSTRUCTION}")
