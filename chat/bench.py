@@ -35,7 +35,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import override_settings
 
-from chat import gate
+from chat import current_facts_bench, gate
 from chat.answering import answer_events
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
@@ -378,6 +378,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
             "rationale_hit_rate: cited fragments of SciFact answers that contain a gold rationale sentence",
         ],
     }
+    current_facts_bench.bench_add(result, quick=quick)
     for figure in unmeasured:
         result.pop(figure, None)
     if "scifact" in missing:
