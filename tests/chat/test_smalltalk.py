@@ -37,11 +37,13 @@ LAPTOP = "How long do laptop replacements take?"  # answered from acme_public (w
     ("help", SmallTalk.CAPABILITIES), ("What questions can I ask?", SmallTalk.CAPABILITIES),
     ("summarise that", SmallTalk.FOLLOW_UP), ("Summarize that please", SmallTalk.FOLLOW_UP),
     ("Explain that more", SmallTalk.FOLLOW_UP), ("can you explain it in more detail?", SmallTalk.FOLLOW_UP),
-    ("tell me more", SmallTalk.FOLLOW_UP), ("TL;DR", SmallTalk.FOLLOW_UP), ("sum up the previous answer", SmallTalk.FOLLOW_UP),
+    ("tell me more", SmallTalk.FOLLOW_UP), ("TL;DR", SmallTalk.FOLLOW_UP),
+    ("sum up the previous answer", SmallTalk.FOLLOW_UP),
     # questions, however chatty, go to retrieval
     ("hi, what is the PTO policy?", None), ("thanks, and who approves laptops?", None),
     ("summarise the parental leave policy", None), ("explain the escalation process", None),
-    ("What can you tell me about Perch?", None), ("help desk opening hours", None), ("Who is the Head of Support?", None),
+    ("What can you tell me about Perch?", None), ("help desk opening hours", None),
+    ("Who is the Head of Support?", None),
     ("", None), ("?", None),
 ])
 def test_classify(message, kind):
