@@ -158,12 +158,26 @@ def _day(value: datetime | None) -> str:
     return value.date().isoformat() if value else ""
 
 
+def _from_record(claim: Claim) -> bool:
+    """The start is the date of the record that said it (no date was written next to the fact): the value
+    held then, but may have started earlier, so it is not stated as "since"."""
+    return getattr(claim, "start_from_record", False)
+
+
+def _since(claim: Claim) -> str:
+    if claim.valid.lower is None:
+        return ""
+    return (f"according to a record of {_day(claim.valid.lower)}" if _from_record(claim)
+            else f"since {_day(claim.valid.lower)}")
+
+
 def _span(claim: Claim) -> str:
     lower, upper = claim.valid.lower, claim.valid.upper
     if lower and upper:
-        return f"from {_day(lower)} to {_day(upper)}"
+        return (f"recorded on {_day(lower)}, until {_day(upper)}" if _from_record(claim)
+                else f"from {_day(lower)} to {_day(upper)}")
     if lower:
-        return f"since {_day(lower)}"
+        return f"recorded on {_day(lower)}" if _from_record(claim) else f"since {_day(lower)}"
     return f"until {_day(upper)}" if upper else ""
 
 
@@ -186,12 +200,16 @@ def _valid_at(claim: Claim, at: datetime) -> bool:
     return (valid.lower is None or valid.lower <= at) and (valid.upper is None or at < valid.upper)
 
 
-def _evidence_for(authority: Authority, claim_ids: Iterable[int]) -> dict[int, Evidence]:
-    """One readable evidence chunk per claim (its first), as answer evidence."""
-    rows = (readable_evidence(authority).filter(claim_id__in=list(claim_ids))
+def _evidence_for(authority: Authority, claims: Mapping[int, Claim]) -> dict[int, Evidence]:
+    """One readable evidence chunk per claim (its first), as answer evidence. Marks each claim whose valid start
+    is the date of one of its readable records (`start_from_record`, see `_from_record`)."""
+    rows = (readable_evidence(authority).filter(claim_id__in=list(claims))
             .select_related("chunk", "chunk__document", "chunk__document__source").order_by("claim_id", "id"))
     out: dict[int, Evidence] = {}
     for row in rows:
+        claim, document = claims[row.claim_id], row.chunk.document
+        if claim.valid.lower is not None and claim.valid.lower in (document.observed_at, document.created_at):
+            claim.start_from_record = True
         if row.claim_id in out:
             continue
         out[row.claim_id] = evidence_from_chunk(row.chunk, platform_tenant_id=authority.platform_tenant_id,
@@ -257,7 +275,8 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     # predecessor is another subject's claim. One more read, through the same access path.
     linked = {c.superseded_by_id for c in chosen if c.superseded_by_id} - set(claims)
     extra = _visible_claims(authority, Q(pk__in=linked) | Q(superseded_by_id__in=[c.pk for c in chosen]))
-    pool = {**claims, **{pk: c for pk, c in extra.items() if _standing(c)}}
+    # The matched rows' own objects win: the lines are written from them, and `_evidence_for` marks them.
+    pool = {**{pk: c for pk, c in extra.items() if _standing(c)}, **claims}
 
     plans: list[tuple[str, list[Claim]]] = []  # ("lead" | "disagree" | "holders", claims)
     for members in groups.values():
@@ -281,7 +300,7 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
         for claim in members:
             neighbours[claim.pk] = (_predecessor(claim, pool, by_subject), _successor(claim, pool, asked))
     needed = used | {n.pk for pair in neighbours.values() for n in pair if n is not None}
-    evidence = _evidence_for(authority, needed)
+    evidence = _evidence_for(authority, {pk: pool[pk] for pk in needed})
     lines: list[FactLine] = []
     for kind, members in plans:
         if kind == "disagree":
@@ -333,7 +352,7 @@ def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evide
     if own is None:
         return []
     if asked.named is None:
-        text = _sentence(claim, past=False) + (f" since {_day(claim.valid.lower)}" if claim.valid.lower else "")
+        text = _sentence(claim, past=False) + (f" {_since(claim)}" if claim.valid.lower else "")
     else:
         sentence = _sentence(claim, past=True)
         if sentence.startswith("The "):
