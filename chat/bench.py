@@ -378,7 +378,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
             "rationale_hit_rate: cited fragments of SciFact answers that contain a gold rationale sentence",
         ],
     }
-    current_facts_bench.bench_add(result, quick=quick)
+    current_facts_bench.bench_add(result)
     for figure in unmeasured:
         result.pop(figure, None)
     if "scifact" in missing:

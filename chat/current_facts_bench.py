@@ -55,7 +55,7 @@ def current_fact_first(answer: str, *, current: str, replaced: str | None) -> bo
     return where > _mentions(answer, current)
 
 
-def run_state_questions(*, quick: bool = False) -> dict:
+def run_state_questions() -> dict:
     if not QUESTIONS.exists():
         return {"notes": ["current_fact_first: not measured, tests/data/current_facts is not in this install"]}
     questions = state_questions()
@@ -87,9 +87,10 @@ def run_state_questions(*, quick: bool = False) -> dict:
     }
 
 
-def bench_add(result: dict, *, quick: bool = False) -> None:
-    """The answers bench's hook: adds the figures, the goal and the note to its result."""
-    figures = run_state_questions(quick=quick)
+def bench_add(result: dict) -> None:
+    """The answers bench's hook: adds the figures, the goal and the note to its result. The set is small, so
+    a quick run asks all of it too."""
+    figures = run_state_questions()
     notes = figures.pop("notes", [])
     result.update(figures)
     if "current_fact_first" in figures:

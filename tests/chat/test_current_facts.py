@@ -38,9 +38,13 @@ def _labels(facts) -> dict[int, str]:
     return {e.chunk_id: f"S{i}" for i, e in enumerate(facts.evidence, start=1)}
 
 
-def test_now_leads_with_the_current_value_and_cites_what_it_replaced(world, docs):  # noqa: F811
+def test_now_leads_with_the_current_value_and_cites_what_it_replaced(world, docs,  # noqa: F811
+                                                                     django_assert_num_queries):
     c_old, c_new = _budget(world, docs)
-    facts = current_facts(world.authority(world.member), "What is the FY2026 R&D budget?", now=NOW)
+    member = world.authority(world.member)
+    # entities named, their claims, the claims' neighbours in time, one readable evidence chunk per claim
+    with django_assert_num_queries(4):
+        facts = current_facts(member, "What is the FY2026 R&D budget?", now=NOW)
     assert [e.chunk_id for e in facts.evidence] == [c_new.pk, c_old.pk]
     assert facts.lead(_labels(facts)) == (
         "The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]; previously $2.4M (from 2025-03-11 to 2025-10-10) [S2].")
