@@ -241,9 +241,13 @@ def _visible_claims(authority: Authority, query: Q) -> dict[int, Claim]:
 
 
 def _standing(claim: Claim) -> bool:
-    """A version of a state: current as the caller sees it, or closed because a visible claim replaced it.
-    A claim closed without a successor (refuted, or its records deleted) never held."""
-    return claim.recorded.upper is None or claim.superseded_by_id is not None
+    """A version of a state: current as the caller sees it, or closed because a visible claim replaced it —
+    a revision cuts its valid range where the successor starts. A refuted claim is closed with its valid range
+    left open (findings.sql claims_revise: it was never true), and one closed without a successor had its
+    records deleted: neither ever held."""
+    if claim.recorded.upper is None:
+        return True
+    return claim.superseded_by_id is not None and claim.valid.upper is not None
 
 
 def current_facts(authority: Authority, question: str, *, now: datetime | None = None) -> StateFacts | None:

@@ -8,9 +8,11 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from django.db.backends.postgresql.psycopg_any import DateTimeTZRange
 
 from chat.current_facts import FACTS_INSTRUCTION, asked_predicates, asked_time, current_facts
 from chat.current_facts_bench import QUESTIONS, current_fact_first, lead_sentence, state_questions
+from findings.models import Claim
 from findings.writer import claims_write
 from knowledge.services import document_acl_set
 from tests.chat.conftest import ask_json
@@ -74,6 +76,17 @@ def test_an_unreadable_superseding_claim_is_ignored(world, docs):  # noqa: F811
     assert "2.1" not in lead and "2025-10-10" not in lead
     admin = current_facts(world.authority(world.admin), question, now=NOW)  # admin is in group:hr
     assert admin.lead(_labels(admin)).startswith("The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]")
+
+
+def test_a_refuted_claim_never_held(world, docs):  # noqa: F811
+    _budget(world, docs)
+    old = Claim.objects.get(object_value="$2.4M")
+    # A REFUTE closes the recorded range and names the successor but leaves the valid range as it was.
+    Claim.objects.filter(pk=old.pk).update(valid=DateTimeTZRange(old.valid.lower, None, "[)"))
+    member = world.authority(world.member)
+    facts = current_facts(member, "What is the FY2026 R&D budget?", now=NOW)
+    assert facts.lead(_labels(facts)) == "The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]."
+    assert current_facts(member, "What was the FY2026 R&D budget in April 2025?", now=NOW) is None
 
 
 def test_sources_that_disagree_without_a_supersession_are_reported_as_disagreeing(world, docs):  # noqa: F811
