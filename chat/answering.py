@@ -16,7 +16,9 @@ from django.conf import settings
 
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
 from chat.citations import all_citations, citations_for, relabel_by_first_use
+from chat.current_facts import current_facts
 from chat.evidence import Evidence
+from chat.followup import FollowUp, follow_up_sources
 from chat.grounding import Grounding, PartResult, ground_question, hidden_probe, hint_payload
 from chat.models import Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
@@ -24,6 +26,8 @@ from chat.providers.base import NOT_FOUND_TEXT, stream_text
 from chat.rendering import render_answer_html
 from chat.selectors import History, citations_present, conversation_history, hints_recently_given
 from chat.services import answer_record, evidence_from_citation, gap_event_record
+from chat.smalltalk import REPLIES, SmallTalk
+from chat.smalltalk import classify as classify_small_talk
 from chat.streaming import LabelHoldBack
 from groundwork.authority import Authority
 from knowledge.access import tenant_has_corpus
@@ -70,9 +74,26 @@ def _outcome(done: Done, parts: list[PartResult], cited: bool) -> str:
 def answer_events(authority: Authority, *, question: str, conversation: Conversation,
                   provider: AnswerProvider | None = None) -> Iterator[AnswerEvent]:
     provider = provider or provider_get()
+    talk = classify_small_talk(question)
+    if talk in REPLIES:
+        # Thanks, greetings, "what can you do": no search at all, no citations (chat.smalltalk).
+        yield from _fixed_reply(authority, question=question, conversation=conversation, text=REPLIES[talk],
+                                outcome=Outcome.SMALL_TALK, mode=Mode.CONVERSATIONAL)
+        return
     has_corpus = tenant_has_corpus(authority)
+    follow_up: FollowUp | None = None
+    if talk == SmallTalk.FOLLOW_UP:
+        follow_up = follow_up_sources(authority, conversation)
+        if follow_up.refusal:
+            yield from _fixed_reply(authority, question=question, conversation=conversation,
+                                    text=follow_up.refusal, outcome=Outcome.NOT_FOUND, mode=Mode.GROUNDING)
+            return
+    # A state question leads with the finding valid at the asked time (chat.current_facts). Such answers are
+    # not cached: "now" moves, and a later claim can supersede the lead without touching its cited records.
+    # A follow-up of a state answer keeps its lead: the findings of the question it follows up.
+    facts = (current_facts(authority, follow_up.question if follow_up else question) if has_corpus else None)
     key: QuestionKey | None = None
-    if has_corpus and settings.ANSWER_CACHE_ENABLED:
+    if has_corpus and settings.ANSWER_CACHE_ENABLED and facts is None and follow_up is None:
         key = question_key(question)
         cached = answer_cache_get(authority, provider=provider.cache_id, key=key)
         if cached is not None:
@@ -82,12 +103,23 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
 
     # A provider that never reads the history (the extractive one) is not given it, so its answers do not rest
     # on the earlier answers' records; one that does not say is assumed to read it.
+    reads_history = getattr(provider, "reads_history", True)
     history = (conversation_history(authority, conversation, turns=settings.ANSWER_HISTORY_TURNS)
-               if getattr(provider, "reads_history", True) else History(messages=[], document_ids=[]))
-    request = AnswerRequest(
-        question=question, has_corpus=has_corpus, search=lambda query: ground_question(authority, query),
-        history=history.messages,
-    )
+               if reads_history else History(messages=[], document_ids=[]))
+    if follow_up is None:
+        request = AnswerRequest(
+            question=question, has_corpus=has_corpus, search=lambda query: ground_question(authority, query),
+            history=history.messages, facts=facts,
+        )
+    else:
+        # "Summarise that": the previous answer's sources, re-read under the caller's access, whatever the
+        # provider searches for. A provider without the history cannot resolve "that", so it is given the
+        # question "that" answered.
+        grounding = follow_up.grounding()
+        request = AnswerRequest(
+            question=question if reads_history else follow_up.question, has_corpus=True,
+            search=lambda query: grounding, history=history.messages, facts=facts,
+        )
     label_map: dict[str, Evidence] = {}
     holdback = LabelHoldBack(())
     sources_sent = False
@@ -139,10 +171,13 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     if done.mode == Mode.GROUNDING:
         answer, label_map = relabel_by_first_use(answer, label_map)
     citations = _citation_dicts(authority, label_map, answer) if done.mode == Mode.GROUNDING else []
-    if done.mode == Mode.GROUNDING:
+    if done.mode == Mode.GROUNDING and follow_up is None:
         hidden_probe(authority, done.groundings)
     parts = _decisive_parts(done.groundings)
     outcome = _outcome(done, parts, bool(citations))
+    if facts is not None and citations and outcome == Outcome.NOT_FOUND and done.mode == Mode.GROUNDING:
+        # The findings' lead answered from readable evidence although the search's gate found no sentence.
+        outcome = Outcome.ANSWERED
     hidden = [h for g in done.groundings for h in g.hidden]
     hint = hint_payload(hidden) if done.mode == Mode.GROUNDING else None
     if hint is not None and hints_recently_given(authority) >= settings.ANSWER_HINTS_PER_HOUR:
@@ -158,7 +193,8 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     message = answer_record(
         authority, conversation=conversation, question=question, answer=answer, outcome=outcome, mode=done.mode,
         corpus="tenant" if has_corpus else "empty", citations=citations, hint=hint, verify=bool(citations),
-        lexical_only=lexical_only, context_document_ids=history.document_ids,
+        lexical_only=lexical_only,
+        context_document_ids=[*history.document_ids, *(follow_up.document_ids if follow_up else ())],
     )
     # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
     # restate earlier answers' records is not shared either (the cache re-checks only citations).
@@ -191,6 +227,20 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "withdrawn": False,  # just answered from what the caller reads now
         **({"error": error} if error else {}),
     }
+
+
+def _fixed_reply(authority: Authority, *, question: str, conversation: Conversation, text: str, outcome: str,
+                 mode: str) -> Iterator[AnswerEvent]:
+    """A reply decided without searching (small talk, a follow-up with nothing to follow): no sources, no
+    citations, recorded like any answer."""
+    yield AnswerEvent("sources", {"sources": []})
+    for delta in stream_text(text):
+        yield AnswerEvent("token", {"text": delta.text})
+    corpus = "tenant" if tenant_has_corpus(authority) else "empty"
+    message = answer_record(authority, conversation=conversation, question=question, answer=text, outcome=outcome,
+                            mode=mode, corpus=corpus, citations=[], hint=None, verify=False)
+    yield AnswerEvent("final", _final(message, answer=text, label_map={}, removed=[], cached=False, error=None,
+                                      sources=[]))
 
 
 def _serve_cached(authority: Authority, *, question: str, conversation: Conversation, citations: list[dict],

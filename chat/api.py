@@ -75,7 +75,7 @@ class AnswerOutput(serializers.Serializer):
     conversation_id = serializers.IntegerField()
     answer = serializers.CharField()
     html = serializers.CharField()
-    outcome = serializers.ChoiceField(choices=["answered", "not_found", "partial", "unavailable"])
+    outcome = serializers.ChoiceField(choices=["answered", "not_found", "partial", "unavailable", "small_talk"])
     mode = serializers.ChoiceField(choices=["grounding", "conversational"])
     corpus = serializers.ChoiceField(choices=["tenant", "empty"])
     citations = CitationOutput(many=True)

@@ -42,3 +42,15 @@ class Labelled:
 
     label: str
     evidence: Evidence
+
+
+def evidence_from_chunk(chunk, *, platform_tenant_id: int | None, is_platform: bool) -> Evidence:
+    """A chunk read through the access path (with `document` and `document__source` loaded) as evidence that
+    did not come from a search (a claim's evidence, a previous answer's source): no rank, no score."""
+    document = chunk.document
+    return Evidence(
+        chunk_id=chunk.pk, document_id=document.pk, title=document.title, record_url=document.record_url,
+        source_kind=document.source.kind, source_name=document.source.name, text=chunk.text,
+        start=chunk.start, end=chunk.end, score=0.0,
+        corpus="platform" if document.tenant_id == platform_tenant_id and not is_platform else "tenant",
+    )

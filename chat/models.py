@@ -17,6 +17,7 @@ class Outcome(models.TextChoices):
     NOT_FOUND = "not_found"
     PARTIAL = "partial"  # part of a compound question answered; the rest missing or hidden
     UNAVAILABLE = "unavailable"  # retrieval could not run
+    SMALL_TALK = "small_talk"  # thanks, a greeting, "what can you do": no search, no citations (chat.smalltalk)
 
 
 class Mode(models.TextChoices):

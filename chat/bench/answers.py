@@ -36,6 +36,7 @@ from django.db import connection, transaction
 from django.test.utils import override_settings
 
 from chat.answering import answer_events
+from chat.bench import current_facts as current_facts_bench
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
 from chat.services import conversation_start
@@ -366,6 +367,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
             "rationale_hit_rate: cited fragments of SciFact answers that contain a gold rationale sentence",
         ],
     }
+    current_facts_bench.bench_add(result)
     for figure in unmeasured:
         result.pop(figure, None)
     if "scifact" in missing:

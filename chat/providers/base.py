@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from chat.evidence import Evidence
 from chat.grounding import Grounding
+
+if TYPE_CHECKING:
+    from chat.current_facts import StateFacts
 
 NOT_FOUND_TEXT = "I could not find this in the records available to you."
 EMPTY_BASE_TEXT = (
@@ -23,6 +26,9 @@ class AnswerRequest:
     has_corpus: bool  # False: nothing is searchable, so grounding mode does not exist
     search: Callable[[str], Grounding]  # the grounding pass under the caller's authority
     history: Sequence[Mapping[str, str]] = ()  # earlier turns, {"role", "content"}
+    # A state question's findings, the value valid at the asked time first (chat.current_facts): the answer
+    # leads with them and cites their evidence.
+    facts: StateFacts | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from chat.citations import relabel_by_first_use
 from chat.context import assemble_context
+from chat.current_facts import StateFacts
 from chat.extractive import ExtractedSentence, compose_extractive_answer
 from chat.gate import GapKind
 from chat.grounding import Grounding
@@ -41,11 +42,15 @@ class ExtractiveProvider:
             yield from stream_text(EMPTY_BASE_TEXT)
             yield Done(mode="grounding", outcome="not_found")
             return
-        yield from answer_from_grounding(request.question, request.search(request.question))
+        yield from answer_from_grounding(request.question, request.search(request.question), facts=request.facts)
 
 
-def answer_from_grounding(question: str, grounding: Grounding) -> Iterator[ProviderEvent]:
-    context = assemble_context(question, grounding.evidence, token_budget=settings.ANSWER_CONTEXT_TOKENS)
+def answer_from_grounding(question: str, grounding: Grounding,
+                          facts: StateFacts | None = None) -> Iterator[ProviderEvent]:
+    # The findings' evidence goes first so it always fits the context budget its lead is cited from.
+    lead_evidence = facts.evidence if facts is not None else []
+    context = assemble_context(question, [*lead_evidence, *grounding.evidence],
+                               token_budget=settings.ANSWER_CONTEXT_TOKENS)
     answerable = [p for p in grounding.parts if p.answerable]
     per_part = 4 if len(answerable) <= 1 else 2
     chosen: list[ExtractedSentence] = []
@@ -63,9 +68,12 @@ def answer_from_grounding(question: str, grounding: Grounding) -> Iterator[Provi
             continue
         chosen.extend(fresh)
     text = " ".join(f"{s.sentence} [{s.label}]" for s in chosen)
+    lead = facts.lead({item.evidence.chunk_id: item.label for item in context.labelled}) if facts else ""
+    if lead:
+        text = f"{lead}\n\n{text}" if text else lead
     if text:
         missing = [p.question for p in grounding.parts if not p.answerable]
-        if missing:
+        if missing and not (lead and not chosen):
             text += "\n\nNot found in the records available to you: " + "; ".join(f"“{q}”" for q in missing) + "."
     elif grounding.unavailable:
         text = UNAVAILABLE_TEXT

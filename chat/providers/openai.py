@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from chat.context import GROUNDED_SYSTEM_PROMPT, assemble_context, conversational_messages
+from chat.current_facts import facts_prompt
 from chat.evidence import Evidence
 from chat.grounding import Grounding
 from groundwork.modelclient import ModelEndpoint, ModelError, ToolCall, chat_stream
@@ -99,9 +100,10 @@ class OpenAIProvider:
                 return
             # Nothing shown yet: fall back to the offline provider rather than failing the question.
             if groundings:
-                yield from answer_from_grounding(request.question, groundings[-1])
+                yield from answer_from_grounding(request.question, groundings[-1], facts=request.facts)
             elif request.has_corpus:
-                yield from answer_from_grounding(request.question, request.search(request.question))
+                yield from answer_from_grounding(request.question, request.search(request.question),
+                                                 facts=request.facts)
             else:
                 yield Sources({})
                 yield from stream_text(UNAVAILABLE_TEXT)
@@ -139,14 +141,21 @@ class OpenAIProvider:
             grounding = request.search(tool_query(call, request.question))
             groundings.append(grounding)
             fresh = [e for e in grounding.evidence if e.chunk_id not in {x.chunk_id for x in evidence}]
-            if not evidence and not fresh:
+            lead_evidence = request.facts.evidence if request.facts is not None else []
+            if not evidence and not fresh and not lead_evidence:
                 # The gate refused everything: no generation, an honest "not found" (or "unavailable").
                 yield Sources({})
                 yield from stream_text(UNAVAILABLE_TEXT if grounding.unavailable else NOT_FOUND_TEXT)
                 yield Done(mode="grounding", groundings=groundings)
                 return
             evidence.extend(fresh)
-            context = assemble_context(request.question, evidence, token_budget=settings.ANSWER_CONTEXT_TOKENS)
+            # The findings' evidence first, so it fits the budget; their ordered facts follow the sources.
+            context = assemble_context(request.question, [*lead_evidence, *evidence],
+                                       token_budget=settings.ANSWER_CONTEXT_TOKENS)
+            user = context.messages[1]
+            findings = facts_prompt(request.facts, context.labelled, context.boundary) if request.facts else ""
+            if findings:
+                user = {"role": "user", "content": f"{user['content']}\n\n{findings}"}
             yield Sources(context.label_map)
             replies = [{"role": "tool", "tool_call_id": c.id, "content": (
                 f"{len(context.labelled)} sources are in the next user message." if c is call
@@ -159,6 +168,6 @@ class OpenAIProvider:
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                     for c in calls]},
                 *replies,
-                context.messages[1],
+                user,
             ]
         yield Done(mode="grounding", groundings=groundings)

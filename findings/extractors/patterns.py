@@ -40,6 +40,11 @@ _LITERAL = re.compile(
     re.IGNORECASE,
 )
 _MAX_LITERAL_WORDS = 6
+# A value-first phrasing ("{n} robots are in") puts the value before the trigger words and the subject after
+# them. `{n}` is a number plus any capitalised model names before the counted noun ("12 K2 robots"); the value
+# runs from the number through the noun that follows `{n}`.
+_TEMPLATE_SLOT = "{n}"
+_TEMPLATE_NUMBER = r"(?P<value>(?<![\w.])\d[\d,]*(?:\s+[A-Z0-9][\w-]*)*?\s+"
 
 
 @dataclass(frozen=True)
@@ -99,14 +104,37 @@ def _names(sentence: str) -> list[_Span]:
     return sorted(spans, key=lambda s: s.start)
 
 
+def _template_regex(phrase: str) -> re.Pattern[str]:
+    """`"there are {n} robots in"` as a case-insensitive pattern whose `value` group is "20 robots"."""
+    before, after = phrase.split(_TEMPLATE_SLOT, 1)
+    noun, _, rest = after.strip().partition(" ")
+    pattern = (r"(?<!\w)" + re.escape(before) + _TEMPLATE_NUMBER + re.escape(noun) + ")"
+               + (r"\s+" + re.escape(rest) if rest else "") + r"(?!\w)")
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _template_hits(sentence: str, ontology: list[RelationSpec]) -> list[tuple[int, int, RelationSpec, str]]:
+    """Value-first phrasings: (start, end, relation, value) for each match."""
+    hits = []
+    for spec in ontology:
+        for phrase in spec.phrasings:
+            if _TEMPLATE_SLOT in phrase and spec.takes_literal_object:
+                for match in _template_regex(phrase).finditer(sentence):
+                    hits.append((match.start(), match.end(), spec, match.group("value")))
+    return hits
+
+
 def _phrase_hits(sentence: str, ontology: list[RelationSpec]) -> list[tuple[int, int, RelationSpec]]:
-    """Non-overlapping phrasing occurrences; at one position the longest phrasing wins."""
+    """Non-overlapping phrasing occurrences; at one position the longest phrasing wins. Value-first
+    templates are matched by `_template_hits`, not here."""
     lowered = sentence.casefold()
     hits = []
     for spec in ontology:
         if spec.name == GENERIC_RELATION:
             continue
         for phrase in spec.phrasings:
+            if _TEMPLATE_SLOT in phrase:
+                continue
             for match in re.finditer(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", lowered):
                 hits.append((match.start(), match.end(), spec))
     hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), h[2].name))
@@ -164,6 +192,15 @@ class PatternsExtractor:
                 continue
             names = _names(sentence)
             dated = find_date_in(sentence)
+            for _start, phrase_end, spec, value in _template_hits(sentence, ontology):
+                subject = next((n for n in names if n.start >= phrase_end), None)
+                if subject is None or not _OBJECT_GAP.match(sentence[phrase_end:subject.start]):
+                    continue
+                self._remember(entities, subject, spec.subject_kinds)
+                facts.append(ProposedFact(
+                    subject=subject.name, predicate=spec.name, object=value, statement=_statement(sentence),
+                    quote=sentence, valid_from=dated.isoformat() if dated else None,
+                ))
             for phrase_start, phrase_end, spec in _phrase_hits(sentence, ontology):
                 subject = _subject(names, phrase_start, sentence)
                 obj = _object(names, phrase_end, sentence, spec)

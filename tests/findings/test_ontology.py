@@ -9,6 +9,7 @@ EXPECTED_POLICIES = {
     "located_in": "state", "uses": "set", "member_of": "set", "works_on": "set", "depends_on": "set",
     "partners_with": "set", "launched": "event", "shipped": "event", "hired": "event", "left": "event",
     "decided": "event", "acquired": "event", "related_to": "generic",
+    "fleet_size": "state",  # migration 0006 (current facts: "how many robots are in the Northgate pilot?")
 }
 
 

@@ -108,3 +108,27 @@ def test_works_with_the_ontology_from_the_database():
     assert [(f.subject, f.predicate, f.object, f.valid_from) for f in extraction.facts] == [
         ("Tom Becker", "left", "Acme Corp", "2024-12-31")
     ]
+
+
+def test_value_first_templates_and_budget_revisions_from_the_migrated_ontology(relations):
+    """Migration 0006: fleet_size reads "{n} robots are in <Name>"; robots and docks never share a value; a
+    budget stated as a revision is a budget claim with its date."""
+    import importlib
+
+    from django.apps import apps as django_apps
+
+    # A transactional test elsewhere may have flushed the migrations' rows (see the `relations` fixture).
+    importlib.import_module("findings.migrations.0006_fleet_size_and_revisions").add(django_apps, None)
+    specs = ontology_specs()
+    text = ("12 K2 robots are in the Northgate pilot. Since 2025-10-20 there are 20 robots in the Northgate pilot. "
+            "Northgate fleet is now 20 robots. 6 charging docks are in the Northgate pilot. "
+            "On 2025-10-10 the FY2026 R&D budget was revised to $2.1M, down from the $2.4M approved in March.")
+    triples, extraction = _triples(text, specs)
+    assert triples == [
+        ("Northgate", "fleet_size", "12 K2 robots", None),
+        ("Northgate", "fleet_size", "20 robots", "2025-10-20"),
+        ("Northgate", "fleet_size", "20 robots", None),
+        ("FY2026 R&D", "budget", "$2.1M", "2025-10-10"),
+    ]
+    grounded = GroundedProjection.from_extraction(extraction, chunk_text=text, ontology=specs)
+    assert [f.object for f in grounded.accepted] == ["12 K2 robots", "20 robots", "20 robots", "$2.1M"]

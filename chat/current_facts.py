@@ -1,0 +1,406 @@
+"""Current facts first: a question about a state (a role, an owner, a budget, a count, a status …) is led by
+the finding valid now — or at the date the question names — and says what it replaced and when, each value
+cited from the claim's own readable evidence.
+
+Retrieval alone puts the superseded "$2.4M" and the current "$2.1M" side by side in whatever order they rank;
+the findings know which one replaced the other (`Claim.superseded_by`, valid time). This module reads them
+through the findings selectors only, so a claim counts only when the caller can read its evidence, and a
+claim superseded by one the caller cannot read is, to that caller, still current (findings.selectors).
+
+Which questions: a closed list of predicate words (`PREDICATE_WORDS`, documented there) must appear, and a
+name of an entity some visible claim is about. No match: `None`, and the answer is composed as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import dateparser
+from django.db.models import F, Q, Value
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from chat.context import neutralise
+from chat.evidence import Evidence, Labelled, evidence_from_chunk
+from findings.models import Claim
+from findings.selectors import ClaimFilters, claims_list, entities_list, readable_evidence
+from groundwork.authority import Authority
+
+# Predicate -> the words that make a question ask for it (casefolded, matched as whole words/phrases).
+# Closed on purpose: a state question is recognised by what it asks for, and a word list is easy to audit.
+# "who is/was" is weak: it means a role only when no other predicate word is present ("who is Marcus Lee's
+# manager" asks for reports_to).
+PREDICATE_WORDS: dict[str, tuple[str, ...]] = {
+    "budget": ("budget", "budgets", "funding", "allocated", "allocation"),
+    "fleet_size": ("how many robots", "number of robots", "fleet size", "robots", "fleet"),
+    "role": ("role", "title", "position", "job", "head of", "director of", "lead of"),
+    "owns": ("owner", "owns", "own", "owned", "responsible for", "accountable for", "in charge of"),
+    "status": ("status", "stage"),
+    "reports_to": ("report to", "reports to", "reported to", "manager", "boss"),
+    "located_in": ("where is", "where was", "located", "based", "headquartered", "headquarters"),
+}
+WEAK_ROLE_WORDS = ("who is", "who was", "who's", "who runs", "who leads", "who led", "who ran")
+
+# How each predicate reads in an answer: (now, then). {s} subject, {o} object.
+_PHRASES: dict[str, tuple[str, str]] = {
+    "budget": ("The {s} budget is {o}", "The {s} budget was {o}"),
+    "fleet_size": ("{s} has {o}", "{s} had {o}"),
+    "role": ("{s} is {o}", "{s} was {o}"),
+    "owns": ("{s} owns {o}", "{s} owned {o}"),
+    "status": ("The status of {s} is {o}", "The status of {s} was {o}"),
+    "reports_to": ("{s} reports to {o}", "{s} reported to {o}"),
+    "located_in": ("{s} is based in {o}", "{s} was based in {o}"),
+}
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+# Dates a question may name, most precise first. A bare year counts only after a preposition ("in 2025"), so
+# "FY2026" or "K2" are never read as dates.
+_DATE_FORMS: list[tuple[str, re.Pattern[str]]] = [
+    ("day", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
+    ("day", re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b", re.IGNORECASE)),
+    ("day", re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})\.?,?\s+\d{{4}}\b", re.IGNORECASE)),
+    ("month", re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{4}}\b", re.IGNORECASE)),
+    ("year", re.compile(r"\b(?:in|during|end of)\s+(\d{4})\b", re.IGNORECASE)),
+]
+
+
+@dataclass(frozen=True)
+class AskedTime:
+    """The instant a question is about: now, or the end of the period it names (capped at now) — "in March
+    2025" asks for the value March ended with, the one a reader of that month's records last saw."""
+
+    at: datetime
+    named: str | None = None  # the date as the question wrote it; None: now
+
+
+def asked_time(question: str, *, now: datetime | None = None) -> AskedTime:
+    now = now or timezone.now()
+    for precision, pattern in _DATE_FORMS:
+        match = pattern.search(question)
+        if match is None:
+            continue
+        named = match.group(match.lastindex or 0)
+        parsed = dateparser.parse(named, languages=["en"], settings={
+            "PREFER_DAY_OF_MONTH": "first", "RETURN_AS_TIMEZONE_AWARE": True, "TIMEZONE": "UTC",
+            "TO_TIMEZONE": "UTC", "REQUIRE_PARTS": ["year"]})
+        if parsed is None:
+            continue
+        start = parsed.replace(hour=0, minute=0, second=0, microsecond=0)
+        if precision == "day":
+            end = start + timedelta(days=1)
+        elif precision == "month":
+            start = start.replace(day=1)
+            end = (start + timedelta(days=32)).replace(day=1)
+        else:
+            start = start.replace(month=1, day=1)
+            end = start.replace(year=start.year + 1)
+        return AskedTime(at=min(end - timedelta(microseconds=1), now), named=named)
+    return AskedTime(at=now)
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    return re.search(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", text) is not None
+
+
+def asked_predicates(question: str) -> list[str]:
+    """The state predicates `question` asks about (see PREDICATE_WORDS); empty for any other question."""
+    text = " ".join(question.casefold().replace("’", "'").split())
+    found = [name for name, phrases in PREDICATE_WORDS.items() if any(_has_phrase(text, p) for p in phrases)]
+    if not found and any(_has_phrase(text, p) for p in WEAK_ROLE_WORDS):
+        found = ["role"]
+    return found
+
+
+@dataclass(frozen=True)
+class FactLine:
+    """One sentence of the lead; `{chunk_id}` placeholders stand where the labels go."""
+
+    template: str
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class StateFacts:
+    question: str
+    asked: AskedTime
+    lines: tuple[FactLine, ...]
+    claim_ids: tuple[int, ...] = field(default_factory=tuple)
+
+    @property
+    def evidence(self) -> list[Evidence]:
+        """The chunks the lead cites, each once, in the order the lead cites them."""
+        seen: dict[int, Evidence] = {}
+        for line in self.lines:
+            for item in line.evidence:
+                seen.setdefault(item.chunk_id, item)
+        return list(seen.values())
+
+    def lead(self, label_for: Mapping[int, str]) -> str:
+        """The lead sentences with each chunk's answer label; a line whose chunk has no label is left out
+        (it did not fit the context) rather than stated uncited."""
+        out = []
+        for line in self.lines:
+            if all(item.chunk_id in label_for for item in line.evidence):
+                out.append(line.template.format_map({f"c{item.chunk_id}": f"[{label_for[item.chunk_id]}]"
+                                                     for item in line.evidence}))
+        return " ".join(out)
+
+
+def _cite(evidence: Evidence) -> str:
+    return "{c" + str(evidence.chunk_id) + "}"
+
+
+def _day(value: datetime | None) -> str:
+    return value.date().isoformat() if value else ""
+
+
+def _from_record(claim: Claim) -> bool:
+    """The start is the date of the record that said it (no date was written next to the fact): the value
+    held then, but may have started earlier, so it is not stated as "since"."""
+    return getattr(claim, "start_from_record", False)
+
+
+def _since(claim: Claim) -> str:
+    if claim.valid.lower is None:
+        return ""
+    return (f"according to a record of {_day(claim.valid.lower)}" if _from_record(claim)
+            else f"since {_day(claim.valid.lower)}")
+
+
+def _span(claim: Claim) -> str:
+    lower, upper = claim.valid.lower, claim.valid.upper
+    if lower and upper:
+        return (f"recorded on {_day(lower)}, until {_day(upper)}" if _from_record(claim)
+                else f"from {_day(lower)} to {_day(upper)}")
+    if lower:
+        return f"recorded on {_day(lower)}" if _from_record(claim) else f"since {_day(lower)}"
+    return f"until {_day(upper)}" if upper else ""
+
+
+def _braces(text: str) -> str:
+    """Claim text goes into a format template: its own braces must stay literal."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _sentence(claim: Claim, *, past: bool) -> str:
+    now_form, past_form = _PHRASES.get(claim.predicate.name, ("{s} {p}: {o}", "{s} {p}: {o}"))
+    text = (past_form if past else now_form).format(s=claim.subject.name, o=claim.object_value,
+                                                    p=claim.predicate.name.replace("_", " "))
+    return _braces(text[:1].upper() + text[1:])
+
+
+def _valid_at(claim: Claim, at: datetime) -> bool:
+    valid = claim.valid
+    if valid is None or getattr(valid, "isempty", False):
+        return False
+    return (valid.lower is None or valid.lower <= at) and (valid.upper is None or at < valid.upper)
+
+
+def _evidence_for(authority: Authority, claims: Mapping[int, Claim]) -> dict[int, Evidence]:
+    """One readable evidence chunk per claim (its first), as answer evidence. Marks each claim whose valid start
+    is the date of one of its readable records (`start_from_record`, see `_from_record`)."""
+    rows = (readable_evidence(authority).filter(claim_id__in=list(claims))
+            .select_related("chunk", "chunk__document", "chunk__document__source").order_by("claim_id", "id"))
+    out: dict[int, Evidence] = {}
+    for row in rows:
+        claim, document = claims[row.claim_id], row.chunk.document
+        if claim.valid.lower is not None and claim.valid.lower in (document.observed_at, document.created_at):
+            claim.start_from_record = True
+        if row.claim_id in out:
+            continue
+        out[row.claim_id] = evidence_from_chunk(row.chunk, platform_tenant_id=authority.platform_tenant_id,
+                                                is_platform=authority.is_platform)
+    return out
+
+
+def _named_entities(authority: Authority, question: str) -> dict[int, str]:
+    """Entities a visible claim is about whose name the question contains as whole words; a name inside a
+    longer matched name ("Marcus" in "Marcus Lee") is dropped."""
+    text = " ".join(question.casefold().replace("’", "'").split())
+    candidates = (entities_list(authority, history=True).annotate(q=Value(text)).filter(q__contains=Lower(F("name")))
+                  .values_list("pk", "name"))
+    spans: list[tuple[int, int, int, str]] = []
+    for pk, name in candidates:
+        folded = " ".join(name.casefold().split())
+        if len(folded) < 2:
+            continue
+        for match in re.finditer(r"(?<!\w)" + re.escape(folded) + r"(?!\w)", text):
+            spans.append((match.start(), match.end(), pk, name))
+    kept = [s for s in spans if not any((o[0] <= s[0] and s[1] <= o[1]) and (o[1] - o[0]) > (s[1] - s[0])
+                                        for o in spans)]
+    return {pk: name for _, _, pk, name in kept}
+
+
+def _visible_claims(authority: Authority, query: Q) -> dict[int, Claim]:
+    rows = claims_list(authority, ClaimFilters(history=True)).filter(query)
+    return {claim.pk: claim for claim in rows}
+
+
+def _standing(claim: Claim) -> bool:
+    """A version of a state: current as the caller sees it, or closed because a visible claim replaced it —
+    a revision cuts its valid range where the successor starts. A refuted claim is closed with its valid range
+    left open (findings.sql claims_revise: it was never true), and one closed without a successor had its
+    records deleted: neither ever held."""
+    if claim.recorded.upper is None:
+        return True
+    return claim.superseded_by_id is not None and claim.valid.upper is not None
+
+
+def current_facts(authority: Authority, question: str, *, now: datetime | None = None) -> StateFacts | None:
+    """The lead for a state question, or None when the question is not one or no visible claim answers it."""
+    predicates = asked_predicates(question)
+    if not predicates:
+        return None
+    entities = _named_entities(authority, question)
+    if not entities:
+        return None
+    asked = asked_time(question, now=now)
+    ids = list(entities)
+    claims = _visible_claims(authority, Q(policy="state", predicate__name__in=predicates)
+                             & (Q(subject_id__in=ids) | Q(object_entity_id__in=ids)))
+    claims = {pk: c for pk, c in claims.items() if _standing(c) and c.valid is not None
+              and not getattr(c.valid, "isempty", False)}
+    if not claims:
+        return None
+    by_subject = [c for c in claims.values() if c.subject_id in entities]
+    # The question names the holder ("Marcus Lee's role") or, failing that, what is held ("the Head of Support").
+    chosen = by_subject or [c for c in claims.values() if c.object_entity_id in entities]
+    key: Callable[[Claim], tuple] = ((lambda c: (c.subject_id, c.predicate_id)) if by_subject
+                                     else (lambda c: (c.object_entity_id, c.predicate_id)))
+    groups: dict[tuple, list[Claim]] = {}
+    for claim in chosen:
+        groups.setdefault(key(claim), []).append(claim)
+
+    # Neighbours in time (what a lead replaced, what replaced it) may sit outside the matched rows: a named
+    # predecessor is another subject's claim. One more read, through the same access path.
+    linked = {c.superseded_by_id for c in chosen if c.superseded_by_id} - set(claims)
+    extra = _visible_claims(authority, Q(pk__in=linked) | Q(superseded_by_id__in=[c.pk for c in chosen]))
+    # The matched rows' own objects win: the lines are written from them, and `_evidence_for` marks them.
+    pool = {**{pk: c for pk, c in extra.items() if _standing(c)}, **claims}
+
+    plans: list[tuple[str, list[Claim]]] = []  # ("lead" | "disagree" | "holders", claims)
+    for members in groups.values():
+        at_time = [c for c in members if _valid_at(c, asked.at)]
+        distinct: dict[str, Claim] = {}
+        for claim in sorted(at_time, key=lambda c: (c.valid.lower or datetime.min.replace(tzinfo=UTC), c.pk)):
+            distinct.setdefault(claim.object_key if by_subject else str(claim.subject_id), claim)
+        if not distinct:
+            continue
+        if len(distinct) == 1:
+            plans.append(("lead", list(distinct.values())))
+        elif by_subject:
+            plans.append(("disagree", list(distinct.values())))
+        else:
+            plans.append(("holders", list(distinct.values())))
+    if not plans:
+        return None
+    used = {c.pk for _, members in plans for c in members}
+    neighbours = {}
+    for _, members in plans:
+        for claim in members:
+            neighbours[claim.pk] = (_predecessor(claim, pool, by_subject), _successor(claim, pool, asked))
+    needed = used | {n.pk for pair in neighbours.values() for n in pair if n is not None}
+    evidence = _evidence_for(authority, {pk: pool[pk] for pk in needed})
+    lines: list[FactLine] = []
+    for kind, members in plans:
+        if kind == "disagree":
+            lines.append(_disagreement_line(members, evidence, asked))
+            continue
+        for claim in members:
+            previous, later = neighbours[claim.pk]
+            lines.extend(_lead_lines(claim, previous, later, evidence, asked))
+    lines = [line for line in lines if line is not None and line.evidence]
+    if not lines:
+        return None
+    return StateFacts(question=question, asked=asked, lines=tuple(lines), claim_ids=tuple(sorted(needed)))
+
+
+def _predecessor(claim: Claim, pool: Mapping[int, Claim], by_subject: bool) -> Claim | None:
+    """What `claim` replaced: a visible claim it superseded with another value, else the same slot's latest
+    value that ended when (or before) it began."""
+    named = [c for c in pool.values() if c.superseded_by_id == claim.pk
+             and (c.object_key != claim.object_key or c.subject_id != claim.subject_id)]
+    if named:
+        return max(named, key=lambda c: c.valid.lower or datetime.min.replace(tzinfo=UTC))
+    start = claim.valid.lower
+    if start is None:
+        return None
+
+    def same_slot(other: Claim) -> bool:
+        if other.pk == claim.pk or other.predicate_id != claim.predicate_id:
+            return False
+        if other.perspective != claim.perspective or other.scope != claim.scope:
+            return False
+        if by_subject:
+            return other.subject_id == claim.subject_id and other.object_key != claim.object_key
+        return other.object_entity_id == claim.object_entity_id and other.subject_id != claim.subject_id
+
+    ended = [c for c in pool.values() if same_slot(c) and c.valid.upper is not None and c.valid.upper <= start]
+    return max(ended, key=lambda c: c.valid.upper) if ended else None
+
+
+def _successor(claim: Claim, pool: Mapping[int, Claim], asked: AskedTime) -> Claim | None:
+    """For a question about a past date: the value that replaced the one valid then."""
+    if asked.named is None or claim.superseded_by_id is None:
+        return None
+    return pool.get(claim.superseded_by_id)
+
+
+def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evidence: Mapping[int, Evidence],
+                asked: AskedTime) -> list[FactLine]:
+    own = evidence.get(claim.pk)
+    if own is None:
+        return []
+    if asked.named is None:
+        text = _sentence(claim, past=False) + (f" {_since(claim)}" if claim.valid.lower else "")
+    else:
+        sentence = _sentence(claim, past=True)
+        if sentence.startswith("The "):
+            sentence = "the " + sentence[4:]
+        text = f"As of {_braces(asked.named)}, {sentence} ({_span(claim)})"
+    text += f" {_cite(own)}"
+    cited = [own]
+    if previous is not None and previous.pk in evidence:
+        before = previous.object_value if previous.subject_id == claim.subject_id else previous.subject.name
+        text += f"; previously {_braces(before)} ({_span(previous)}) {_cite(evidence[previous.pk])}"
+        cited.append(evidence[previous.pk])
+    text += "."
+    lines = [FactLine(template=text, evidence=tuple(cited))]
+    if later is not None and later.pk in evidence:
+        after = later.object_value if later.subject_id == claim.subject_id else later.subject.name
+        lines.append(FactLine(
+            template=f"Later replaced by {_braces(after)} ({_span(later)}) {_cite(evidence[later.pk])}.",
+            evidence=(evidence[later.pk],)))
+    return lines
+
+
+def _disagreement_line(members: list[Claim], evidence: Mapping[int, Evidence], asked: AskedTime) -> FactLine | None:
+    cited = [(c, evidence[c.pk]) for c in members if c.pk in evidence]
+    if len(cited) < 2:
+        return None
+    first = cited[0][0]
+    when = f"as of {_braces(asked.named)}" if asked.named else "currently"
+    values = "; ".join(f"{_braces(c.object_value)} ({_span(c)}) {_cite(e)}" for c, e in cited)
+    text = (f"The records disagree on {_braces(first.subject.name)} ({_braces(first.predicate.name.replace('_', ' '))}"
+            f") {when}: {values}. None of them is recorded as replacing another.")
+    return FactLine(template=text, evidence=tuple(e for _, e in cited))
+
+
+FACTS_INSTRUCTION = (
+    "Findings derived from these sources, ordered with the value valid at the time asked first. Lead your answer "
+    "with it, say what it replaced and when, and cite the labels shown; if they say the records disagree, say so."
+)
+
+
+def facts_prompt(facts: StateFacts, labelled: Iterable[Labelled], boundary: str) -> str:
+    """The findings for a model, after its sources: labelled like them, and treated like them — values come
+    from the records, so they are neutralised and fenced with the request's boundary id."""
+    lead = facts.lead({item.evidence.chunk_id: item.label for item in labelled})
+    if not lead:
+        return ""
+    return (f"<<<FINDINGS boundary={boundary}>>>\n{neutralise(lead, boundary)}\n<<<END FINDINGS boundary={boundary}>>>"
+            f"\n{FACTS_INSTRUCTION}")

@@ -1,0 +1,207 @@
+"""Current facts first (issue 12 item 3): a state question is led by the finding valid now, or at the date the
+question names, with what it replaced and when — each value cited from evidence the caller can read."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+
+import pytest
+from django.db.backends.postgresql.psycopg_any import DateTimeTZRange
+
+from chat.bench.current_facts import QUESTIONS, current_fact_first, lead_sentence, state_questions
+from chat.current_facts import FACTS_INSTRUCTION, asked_predicates, asked_time, current_facts
+from findings.models import Claim
+from findings.writer import claims_write
+from knowledge.services import document_acl_set
+from tests.chat.conftest import ask_json
+from tests.fake_openai import ScriptedCall
+from tests.findings.conftest import docs, fact, relations  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+OLD = "The FY2026 R&D budget is $2.4M."
+NEW = "On 2025-10-10 the FY2026 R&D budget was revised to $2.1M, down from the $2.4M approved in March."
+
+
+def _budget(world, docs, **new_doc):  # noqa: F811
+    _, c_old = docs.doc("budget", f"# FY2026 Budget Summary\n\n{OLD} Sales and marketing: $1.1M.")
+    _, c_new = docs.doc("revision", f"# FY2026 Budget Revision\n\n{NEW}", **new_doc)
+    claims_write(tenant_id=world.acme.pk, label="1", facts=[
+        fact(c_old, OLD, "FY2026 R&D", "budget", "$2.4M", "2025-03-11", subject_kind="project", object_kind=None)])
+    claims_write(tenant_id=world.acme.pk, label="2", facts=[
+        fact(c_new, NEW, "FY2026 R&D", "budget", "$2.1M", "2025-10-10", subject_kind="project", object_kind=None)])
+    return c_old, c_new
+
+
+def _labels(facts) -> dict[int, str]:
+    return {e.chunk_id: f"S{i}" for i, e in enumerate(facts.evidence, start=1)}
+
+
+def test_now_leads_with_the_current_value_and_cites_what_it_replaced(world, docs,  # noqa: F811
+                                                                     django_assert_num_queries):
+    c_old, c_new = _budget(world, docs)
+    member = world.authority(world.member)
+    # entities named, their claims, the claims' neighbours in time, one readable evidence chunk per claim
+    with django_assert_num_queries(4):
+        facts = current_facts(member, "What is the FY2026 R&D budget?", now=NOW)
+    assert [e.chunk_id for e in facts.evidence] == [c_new.pk, c_old.pk]
+    assert facts.lead(_labels(facts)) == (
+        "The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]; previously $2.4M (from 2025-03-11 to 2025-10-10) [S2].")
+
+
+def test_as_of_a_named_date_leads_with_the_value_valid_then(world, docs):  # noqa: F811
+    c_old, c_new = _budget(world, docs)
+    member = world.authority(world.member)
+    facts = current_facts(member, "What was the FY2026 R&D budget in April 2025?", now=NOW)
+    assert facts.asked.named == "April 2025"
+    assert facts.lead(_labels(facts)) == (
+        "As of April 2025, the FY2026 R&D budget was $2.4M (from 2025-03-11 to 2025-10-10) [S1]. "
+        "Later replaced by $2.1M (since 2025-10-10) [S2].")
+    facts = current_facts(member, "What was the FY2026 R&D budget on 15 October 2025?", now=NOW)
+    assert facts.lead(_labels(facts)).startswith("As of 15 October 2025, the FY2026 R&D budget was $2.1M")
+    # before the first value: nothing to lead with, the answer is composed as before
+    assert current_facts(member, "What was the FY2026 R&D budget in January 2025?", now=NOW) is None
+
+
+def test_an_unreadable_superseding_claim_is_ignored(world, docs):  # noqa: F811
+    _budget(world, docs, visibility="restricted", acl=("group:hr",))
+    question = "What is the FY2026 R&D budget?"
+    member = current_facts(world.authority(world.member), question, now=NOW)
+    lead = member.lead(_labels(member))
+    # the member cannot read the revision: the old value is current, open-ended, and nothing names the new one
+    assert lead == "The FY2026 R&D budget is $2.4M since 2025-03-11 [S1]."
+    assert "2.1" not in lead and "2025-10-10" not in lead
+    admin = current_facts(world.authority(world.admin), question, now=NOW)  # admin is in group:hr
+    assert admin.lead(_labels(admin)).startswith("The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]")
+
+
+def test_a_refuted_claim_never_held(world, docs):  # noqa: F811
+    _budget(world, docs)
+    old = Claim.objects.get(object_value="$2.4M")
+    # A REFUTE closes the recorded range and names the successor but leaves the valid range as it was.
+    Claim.objects.filter(pk=old.pk).update(valid=DateTimeTZRange(old.valid.lower, None, "[)"))
+    member = world.authority(world.member)
+    facts = current_facts(member, "What is the FY2026 R&D budget?", now=NOW)
+    assert facts.lead(_labels(facts)) == "The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]."
+    assert current_facts(member, "What was the FY2026 R&D budget in April 2025?", now=NOW) is None
+
+
+def test_sources_that_disagree_without_a_supersession_are_reported_as_disagreeing(world, docs):  # noqa: F811
+    a = "Finance says the Perch budget is $0.7M."
+    b = "Product says the Perch budget is $0.55M."
+    _, c_a = docs.doc("finance", a)
+    _, c_b = docs.doc("product", b)
+    # Two perspectives on one slot: neither closes the other (the exclusion constraint is per perspective).
+    facts_a = fact(c_a, a, "Perch", "budget", "$0.7M", "2025-07-01", subject_kind="project", object_kind=None)
+    facts_b = fact(c_b, b, "Perch", "budget", "$0.55M", "2025-08-01", subject_kind="project", object_kind=None)
+    claims_write(tenant_id=world.acme.pk, label="a", facts=[facts_a.__class__(**{**facts_a.__dict__,
+                                                                                 "perspective": "finance"})])
+    claims_write(tenant_id=world.acme.pk, label="b", facts=[facts_b.__class__(**{**facts_b.__dict__,
+                                                                                 "perspective": "product"})])
+    facts = current_facts(world.authority(world.member), "What is the Perch budget?", now=NOW)
+    lead = facts.lead(_labels(facts))
+    assert lead.startswith("The records disagree on Perch (budget) currently: $0.7M (since 2025-07-01) [S1]; "
+                           "$0.55M (since 2025-08-01) [S2].")
+    assert "previously" not in lead
+
+
+def test_role_named_predecessor_by_holder_and_by_role(world, docs):  # noqa: F811
+    s1 = "On 2025-01-15 Priya Nair became Head of Support."
+    s2 = "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair."
+    _, c1 = docs.doc("a", s1)
+    _, c2 = docs.doc("b", s2)
+    claims_write(tenant_id=world.acme.pk, label="1", facts=[fact(c1, s1, "Priya Nair", "role", "Head of Support",
+                                                                 "2025-01-15")])
+    claims_write(tenant_id=world.acme.pk, label="2", facts=[fact(c2, s2, "Marcus Lee", "role", "Head of Support",
+                                                                 "2025-09-01")])
+    member = world.authority(world.member)
+    facts = current_facts(member, "Who is the Head of Support?", now=NOW)
+    assert facts.lead(_labels(facts)) == (
+        "Marcus Lee is Head of Support since 2025-09-01 [S1]; previously Priya Nair (from 2025-01-15 to 2025-09-01) "
+        "[S2].")
+    facts = current_facts(member, "Who was Head of Support in March 2025?", now=NOW)
+    assert lead_sentence(facts.lead(_labels(facts))).startswith("As of March 2025, Priya Nair was Head of Support")
+
+
+def test_only_state_questions_touch_the_database(world, django_assert_num_queries):
+    member = world.authority(world.member)
+    with django_assert_num_queries(0):
+        assert current_facts(member, "How long do laptop replacements take?") is None
+    assert asked_predicates("What is the PTO policy?") == []
+    assert asked_predicates("Who is Ben Moreau's manager?") == ["reports_to"]  # "who is" is weak
+    assert asked_predicates("Who is Marcus Lee?") == ["role"]
+    assert asked_predicates("How many robots are in the Northgate pilot?") == ["fleet_size"]
+
+
+@pytest.mark.parametrize(("question", "at"), [
+    ("Who was Head of Support in March 2025?", datetime(2025, 3, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("What was the budget as of 2025-06-30?", datetime(2025, 6, 30, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("How many robots were there on October 21, 2025?", datetime(2025, 10, 21, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("Who was it in 2024?", datetime(2024, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("What is the FY2026 R&D budget?", NOW),  # FY2026 is no date
+    ("What is the K2 budget in 2030?", NOW),  # a future period is capped at now
+])
+def test_asked_time(question, at):
+    assert asked_time(question, now=NOW).at == at
+
+
+def test_answer_leads_with_the_current_fact_and_its_labels_are_sources(world, docs, no_cache):  # noqa: F811
+    c_old, c_new = _budget(world, docs)
+    final = ask_json(world.client(world.member), "What is the FY2026 R&D budget?").json()
+    assert final["outcome"] == "answered", final
+    assert current_fact_first(final["answer"], current="$2.1M", replaced="$2.4M"), final["answer"]
+    cited = {c["label"]: c["chunk_id"] for c in final["citations"]}
+    assert re.match(r"The FY2026 R&D budget is \$2\.1M since 2025-10-10 \[S1\]; previously \$2\.4M .* \[S2\]\.",
+                    final["answer"])
+    assert (cited["S1"], cited["S2"]) == (c_new.pk, c_old.pk)
+    assert {s["label"] for s in final["sources"]} >= set(cited)
+
+
+def test_answer_for_a_caller_who_cannot_read_the_revision(world, docs, no_cache):  # noqa: F811
+    _budget(world, docs)
+    document = docs.source.documents.get(external_id="revision")
+    document_acl_set(authority=world.service(), document=document, visibility="restricted", acl=["group:hr"])
+    final = ask_json(world.client(world.member), "What is the FY2026 R&D budget?").json()
+    assert final["answer"].startswith("The FY2026 R&D budget is $2.4M since 2025-03-11 [S1].")
+    assert "$2.1M" not in final["answer"]
+    assert document.pk not in {c["document_id"] for c in final["citations"] + final["sources"]}
+
+
+@pytest.fixture
+def llm(settings, fake_openai, no_cache):
+    settings.ANSWER_PROVIDER = "openai"
+    settings.LLM_URL, settings.LLM_MODEL, settings.LLM_API_KEY = fake_openai.url, "fake-model", "sk-test"
+    settings.LLM_TIMEOUT = 5.0
+    return fake_openai
+
+
+def test_model_is_given_the_ordered_facts_with_their_labels(world, docs, llm):  # noqa: F811
+    c_old, c_new = _budget(world, docs)
+    llm.script_chat([ScriptedCall("search_knowledge", {"query": "R&D budget"})],
+                    "It is $2.1M since 2025-10-10 [S1], revised from $2.4M [S2].")
+    final = ask_json(world.client(world.member), "What is the FY2026 R&D budget?").json()
+    assert final["outcome"] == "answered"
+    assert [(c["label"], c["chunk_id"]) for c in final["citations"]] == [("S1", c_new.pk), ("S2", c_old.pk)]
+    _, second = [r.body for r in llm.requests_to("/chat/completions")]
+    context = second["messages"][-1]["content"]
+    boundary = re.search(r"boundary id (\w+)", context).group(1)
+    assert f"<<<FINDINGS boundary={boundary}>>>\nThe FY2026 R&D budget is $2.1M since 2025-10-10 [S1]; " \
+           "previously $2.4M (from 2025-03-11 to 2025-10-10) [S2].\n" in context
+    assert FACTS_INSTRUCTION in context
+    assert "<<<SOURCE S1 boundary=" in context and NEW in context.split("<<<SOURCE S2")[0]
+
+
+def test_bench_figure_fails_the_superseded_lead_and_the_question_set_is_complete():
+    old_style = f"{OLD} [S1] {NEW} [S2]"
+    assert not current_fact_first(old_style, current="$2.1M", replaced="$2.4M")
+    assert not current_fact_first("The pilot has 20 robots [S1].", current="20 robots", replaced="12")
+    assert current_fact_first("Northgate has 20 robots since 2025-10-20 [S1]; previously 12 K2 robots [S2].",
+                              current="20 robots", replaced="12")
+    questions = state_questions()
+    assert len(questions) >= 30 and len({q["question"] for q in questions}) == len(questions)
+    assert sum(1 for q in questions if q["as_of"]) >= 10
+    assert all(q["current"] for q in questions)
+    assert json.loads(QUESTIONS.read_text())["about"]
