@@ -1,0 +1,412 @@
+"""Answerability: does the evidence *contain an answer* to this question, not merely talk about its topic?
+
+The refusal gate (chat.gate) measures topic: a record about the Normans is close to every question about the
+Normans, including the ones it cannot answer ("When did the Normans lose their identity?" asked of a
+paragraph that says when they gained it). This module decides per question, offline and model-free:
+
+1. the expected answer type, from the question's wording (who → a person or organisation, when / what year →
+   a date, how many / how much → a number or amount, where → a place, which / what X → a phrase about X);
+2. for each candidate sentence of the top evidence: a span of that type that is not a word of the question
+   (the answer slot filled), the question's other content words in the sentence or the one next to it,
+   negation on one side only, and the question's names, codes and numbers occurring in the record at all;
+3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
+
+`answerability_judge` is the one interface; a model-based judge can sit behind the same signature and
+verdict later. The rules are deliberately simple and calibrated on the even-indexed articles of SQuAD 2.0
+dev (chat/squad_bench.py reports on the odd ones); constants below say what each one was tuned for.
+spaCy-style entity models are not available offline, so names are capitalised-word runs and dates, numbers
+and amounts are regular expressions (dateparser reads whole strings as dates too eagerly — "in the 10th and
+11th" becomes 11 October — to be a detector here).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from chat.evidence import Evidence
+from chat.gate import GapKind, GateDecision
+from chat.sentences import sentence_spans
+from chat.terms import STOPWORDS, content_words, normalise, numbers, stem, term_set, words
+
+
+class AnswerType(enum.StrEnum):
+    PERSON = "person"  # a person or an organisation ("who")
+    DATE = "date"
+    NUMBER = "number"  # a count, amount, percentage, measure
+    PLACE = "place"
+    NAME = "name"  # a proper name of some other kind ("which company", "what is the name of")
+    REASON = "reason"
+    MANNER = "manner"
+    THING = "thing"  # a noun phrase: any content the question does not already hold
+    YES_NO = "yes_no"
+
+
+# --- expected answer type -----------------------------------------------------------------------------------
+_DATE_NOUNS = ("year|years|century|centuries|decade|decades|date|dates|day|days|month|months|time|period|era|"
+               "age|season|week|weekday|hour")
+_NUMBER_NOUNS = ("percentage|percent|proportion|number|amount|fraction|share|rate|speed|temperature|size|"
+                 "population|cost|price|value|sum|total|length|width|height|depth|distance|weight|area|"
+                 "volume|budget|salary|fee|fine|ratio|score|count|quantity|capacity|frequency|age")
+_PLACE_NOUNS = ("country|countries|city|cities|state|states|region|regions|continent|town|towns|place|places|"
+                "location|island|islands|river|area|nation|province|county|village|port|capital|kingdom|"
+                "territory|colony|building|street|site|venue")
+_NAME_NOUNS = ("company|companies|organi[sz]ation|organi[sz]ations|group|team|university|universities|party|"
+               "agency|institution|court|king|queen|emperor|president|ruler|leader|person|people|scientist|"
+               "author|architect|writer|engineer|inventor|family|dynasty|church|newspaper|book|ship|network|"
+               "language|treaty|law|act|name|names|title|brand|firm|bank|airline|college|school")
+_TYPE_RULES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in (
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_DATE_NOUNS})\b", AnswerType.DATE),
+        (r"\bwhen\b|\bhow long ago\b|\bsince when\b", AnswerType.DATE),
+        (r"\bhow\s+(?:many|much|long|far|old|big|large|tall|high|often|fast|heavy|wide|deep|large|small|"
+         r"short|late|early)\b", AnswerType.NUMBER),
+        (rf"\b(?:what|which)\s+(?:\w+\s+)?(?:{_NUMBER_NOUNS})\b", AnswerType.NUMBER),
+        (r"\bwho(?:m|se)?\b", AnswerType.PERSON),
+        (r"\bwhere\b", AnswerType.PLACE),
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_PLACE_NOUNS})\b", AnswerType.PLACE),
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_NAME_NOUNS})\b", AnswerType.NAME),
+        (r"\bwhy\b|\bwhat (?:caused|causes|led|leads|is the reason|was the reason|reason)\b", AnswerType.REASON),
+        (r"\bhow\b", AnswerType.MANNER),
+        (r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", AnswerType.YES_NO),
+    )
+)
+
+
+def expected_answer_type(question: str) -> AnswerType:
+    """The kind of answer `question` asks for; THING when its wording does not say."""
+    text = normalise(question)
+    for pattern, kind in _TYPE_RULES:
+        if pattern.search(text):
+            return kind
+    return AnswerType.THING
+
+
+# --- typed spans in a sentence ------------------------------------------------------------------------------
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+                 "hundred|hundreds|thousand|thousands|million|millions|billion|billions|trillion|dozen|dozens|"
+                 "half|third|quarter|twice|single|double|triple|several|few|many")
+_ORDINAL_WORDS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+                  "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
+                  "twenty-first")
+_DATE_SPAN = re.compile(
+    rf"\b(?:(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{3,4}})?|\d{{1,2}}\s+(?:{_MONTHS})\.?(?:\s+\d{{3,4}})?"
+    rf"|(?:{_MONTHS})\.?\s+\d{{3,4}}|(?:early|mid|late)[-\s]\d{{3,4}}s?|\d{{3,4}}s|\d{{3,4}}\s*(?:BC|AD|BCE|CE)"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:and\s+\d{{1,2}}(?:st|nd|rd|th)\s+)?centur(?:y|ies)"
+    rf"|(?:{_ORDINAL_WORDS})\s+(?:half\s+of\s+the\s+)?centur(?:y|ies)|(?:1[0-9]|20)\d{{2}}|[1-9]\d{{2}}(?=\s*(?:AD|BC))"
+    rf"|(?:{_MONTHS})|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"|(?:spring|summer|autumn|fall|winter)|(?:yesterday|today|tomorrow)|decades?|centur(?:y|ies)|years?|months?"
+    rf"|weeks?|days?|hours?)\b",
+    re.IGNORECASE,
+)
+_NUMBER_SPAN = re.compile(
+    rf"(?:[$€£¥]\s?)?\b\d+(?:[.,]\d+)*(?:\s*(?:%|percent|per\s+cent))?\b|\b(?:{_NUMBER_WORDS})\b|%",
+    re.IGNORECASE,
+)
+# A run of capitalised words, allowing lower-case joiners inside ("Duke of Normandy", "University of Chicago").
+_NAME_SPAN = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|la|le|von|van|der|du|al|the|and|for)\s+)?[A-Z][\w'’.-]*)*")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|didn't|"
+                       r"doesn't|don't|isn't|aren't|wasn't|weren't|hasn't|haven't|hadn't|n't|unable|fail|failed|"
+                       r"fails|lack|lacked|lacks)\b", re.IGNORECASE)
+_REASON_CUE = re.compile(r"\b(?:because|due to|since|as a result|so that|in order to|owing to|caused|cause|"
+                         r"led to|lead to|result|reason|thanks to|therefore|thus|hence|allow|allowed|enable|"
+                         r"enabled|to)\b", re.IGNORECASE)
+_MANNER_CUE = re.compile(r"\b(?:by|through|using|via|with|when|after|if|because)\b", re.IGNORECASE)
+
+
+def _novel(span: str, question_stems: set[str]) -> bool:
+    """Whether `span` brings something the question does not already hold (the filled answer slot)."""
+    stems = {stem(w) for w in words(span) if w not in STOPWORDS}
+    return bool(stems) and not stems <= question_stems
+
+
+def _spans(pattern: re.Pattern[str], sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.finditer(sentence)
+            if m.group(0).strip() and _novel(m.group(0), question_stems)]
+
+
+def _name_spans(sentence: str, question_stems: set[str], *, skip_first: bool = True) -> list[tuple[int, int]]:
+    out = []
+    for m in _NAME_SPAN.finditer(sentence):
+        text = m.group(0).rstrip(".")
+        if m.start() == 0 and skip_first and " " not in text:
+            continue  # a lone capitalised first word is just the start of the sentence
+        if text.lower() in STOPWORDS:
+            continue
+        if _novel(text, question_stems):
+            out.append((m.start(), m.start() + len(text)))
+    return out
+
+
+def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[tuple[int, int]]:
+    """Spans of `sentence` that could fill the answer slot of `question`: of the expected type and not made
+    only of the question's own words. For THING / REASON / MANNER / YES_NO, any novel content counts."""
+    question_stems = term_set(question)
+    if answer_type is AnswerType.DATE:
+        return _spans(_DATE_SPAN, sentence, question_stems)
+    if answer_type is AnswerType.NUMBER:
+        return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
+    if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
+        return _name_spans(sentence, question_stems)
+    if answer_type is AnswerType.REASON:
+        cues = _spans(_REASON_CUE, sentence, set())
+        return cues if _content_novel(sentence, question_stems) else []
+    return _content_spans(sentence, question_stems)
+
+
+def _content_novel(sentence: str, question_stems: set[str]) -> bool:
+    return any(stem(w) not in question_stems for w in content_words(sentence))
+
+
+def _content_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+    out = []
+    for m in re.finditer(r"[^\W_]+", sentence):
+        word = m.group(0).lower()
+        if word not in STOPWORDS and len(word) > 2 and stem(word) not in question_stems:
+            out.append((m.start(), m.end()))
+    return out
+
+
+# --- the verdict ----------------------------------------------------------------------------------------------
+# Share of the question's (rarity-weighted) content words the answer sentence and its neighbours must hold.
+# Calibrated on SQuAD 2.0 (even articles): unanswerable questions there are mostly the answerable ones with
+# one word changed, so the missing word is the signal; lower lets paraphrases through, higher refuses them.
+MIN_SUPPORT = 0.55
+# The same for a question whose answer is a description (what / why / how): such questions are long and
+# paraphrase their record more, and there is no typed span to confirm the slot is filled.
+OPEN_MIN_SUPPORT = 0.3
+# A neighbouring sentence's words count this much: the question's subject is often named one sentence before
+# ("The Normans ... . They were descended from ...").
+NEIGHBOUR_WEIGHT = 0.5
+# How many of the best-ranked evidence chunks are searched for the answer sentence.
+TOP_K = 3
+# Rarity weight of a question word the corpus statistics do not know (rare by definition).
+UNKNOWN_WEIGHT = 4.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answerability decision for one question. `sentence` and `span` are evidence text (chunk offsets in
+    `start`/`end` and `span_start`/`span_end`); `reasons` name what was missing when not answerable."""
+
+    answerable: bool
+    answer_type: AnswerType
+    support: float = 0.0
+    chunk_id: int | None = None
+    sentence: str = ""
+    start: int = 0
+    end: int = 0
+    span: str = ""
+    span_start: int = 0
+    span_end: int = 0
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SentenceReading:
+    """How one evidence sentence measures up against the question (the judge's working, kept for the composer)."""
+
+    chunk_index: int
+    start: int
+    end: int
+    support: float  # weighted share of the question's content words in the sentence (neighbours at half)
+    own_support: float  # the same, the sentence alone
+    spans: tuple[tuple[int, int], ...]  # typed answer candidates, sentence offsets
+    negation_mismatch: bool
+    restatement: bool
+    missing: tuple[str, ...] = ()  # the question's content words (stemmed) absent from the sentence and neighbours
+    missing_weight: float = 0.0  # the rarest of them: one rare word missing is a different question
+
+
+def _weights(question: str, term_weights: Mapping[str, float] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for word in content_words(question):
+        term = stem(word)
+        if term in out:
+            continue
+        weight = (term_weights or {}).get(term) if term_weights else 1.0
+        out[term] = weight if weight else (UNKNOWN_WEIGHT if term_weights else 1.0)
+    return out
+
+
+def _share(weights: Mapping[str, float], present: set[str], half: set[str] = frozenset()) -> float:
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    got = sum(w if t in present else NEIGHBOUR_WEIGHT * w if t in half else 0.0 for t, w in weights.items())
+    return got / total
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def read_sentences(question: str, texts: Sequence[str], *,
+                   term_weights: Mapping[str, float] | None = None,
+                   answer_type: AnswerType | None = None) -> list[SentenceReading]:
+    """Every sentence of `texts` (evidence chunk texts, best first) read against `question`."""
+    answer_type = answer_type or expected_answer_type(question)
+    weights = _weights(question, term_weights)
+    question_stems = term_set(question)
+    question_negated = _negated(question)
+    readings = []
+    for index, text in enumerate(texts):
+        spans = [(s, e) for s, e in sentence_spans(text) if not is_heading(text[s:e])]
+        stem_sets = [term_set(text[s:e]) for s, e in spans]
+        for i, (start, end) in enumerate(spans):
+            sentence = text[start:end]
+            near = (stem_sets[i - 1] if i else set()) | (stem_sets[i + 1] if i + 1 < len(spans) else set())
+            own = _share(weights, stem_sets[i])
+            support = _share(weights, stem_sets[i], near)
+            typed = tuple(typed_spans(sentence, answer_type, question))
+            novel = {stem(w) for w in content_words(sentence)} - question_stems
+            readings.append(SentenceReading(
+                chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,
+                negation_mismatch=_negated(sentence) != question_negated and answer_type is not AnswerType.YES_NO,
+                # All it says is what the question already says: it cannot hold the answer.
+                restatement=len(novel) < 2 and own >= 0.5,
+                missing=tuple(t for t in weights if t not in stem_sets[i] and t not in near),
+                missing_weight=max((w for t, w in weights.items() if t not in stem_sets[i] and t not in near),
+                                   default=0.0),
+            ))
+    return readings
+
+
+_HEADING_END = re.compile(r"[.!?:;\"')\]]$")
+
+
+def is_heading(sentence: str) -> bool:
+    """A heading or bare title, not a statement: a Markdown heading, up to three words without closing
+    punctuation ("Steam engine"), or a line of Title Case words ("Refund Policy for Business Customers")."""
+    text = sentence.strip()
+    if text.startswith("#"):
+        return True
+    tokens = text.split()
+    if not tokens:
+        return True
+    if _HEADING_END.search(text):
+        return False
+    if len(tokens) <= 3:
+        return True
+    titled = [t for t in tokens if t[:1].isalpha()]
+    return len(tokens) <= 12 and bool(titled) and all(t[0].isupper() or t.lower() in STOPWORDS for t in titled)
+
+
+def identifiers_absent(question: str, text: str) -> list[str]:
+    """The question's numbers and capitalised names (not its first word) that `text` does not contain:
+    a question about "the 1000's" or "King Louis" is not answered by a record about other ones."""
+    have_numbers = set(numbers(text))
+    have_terms = term_set(text)
+    missing = [n for n in numbers(question) if n not in have_numbers]
+    for match in _NAME_SPAN.finditer(normalise(question)):
+        if match.start() == 0:
+            continue
+        for word in words(match.group(0)):
+            if word not in STOPWORDS and stem(word) not in have_terms and word not in missing:
+                missing.append(word)
+    return missing
+
+
+def answerability_judge(question: str, evidence: Sequence[Evidence], *,
+                        term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
+                        min_support: float | None = None) -> Verdict:
+    """Whether the best-ranked `evidence` holds an answer to `question`, and where.
+
+    The answer sentence is the one of the top `top_k` chunks with a typed answer candidate, no negation
+    the question lacks (or the reverse), and the highest support; the question's names and numbers must
+    occur in that chunk. `term_weights` (stemmed word → corpus idf) weight support by rarity."""
+    min_support = MIN_SUPPORT if min_support is None else min_support
+    answer_type = expected_answer_type(question)
+    top = list(evidence[: max(top_k, 1)])
+    if not top:
+        return Verdict(False, answer_type, reasons=("no_evidence",))
+    readings = read_sentences(question, [item.text for item in top], term_weights=term_weights,
+                              answer_type=answer_type)
+    if not readings:
+        return Verdict(False, answer_type, reasons=("no_sentence",))
+    absent_by_chunk = [identifiers_absent(question, f"{item.title}\n{item.text}") for item in top]
+
+    def rank(r: SentenceReading) -> tuple:
+        usable = bool(r.spans) and not r.restatement and not r.negation_mismatch
+        return (usable and not absent_by_chunk[r.chunk_index], round(r.support, 6), -r.chunk_index, -r.start)
+
+    best = max(readings, key=rank)
+    item = top[best.chunk_index]
+    sentence = item.text[best.start:best.end]
+    reasons = []
+    if absent_by_chunk[best.chunk_index]:
+        reasons.append("missing:" + ",".join(absent_by_chunk[best.chunk_index]))
+    if not best.spans:
+        reasons.append(f"no_{answer_type.value}_in_evidence")
+    if best.restatement:
+        reasons.append("restates_question")
+    if best.negation_mismatch:
+        reasons.append("negation_mismatch")
+    if best.support < (min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)):
+        reasons.append("question_words_missing")
+    span_start, span_end = best.spans[0] if best.spans else (0, 0)
+    return Verdict(
+        answerable=not reasons, answer_type=answer_type, support=round(best.support, 4), chunk_id=item.chunk_id,
+        sentence=sentence, start=best.start, end=best.end, span=sentence[span_start:span_end],
+        span_start=best.start + span_start, span_end=best.start + span_end, reasons=tuple(reasons),
+    )
+
+
+
+
+# --- the gate's use of the verdict ----------------------------------------------------------------------------
+# Answer types that name a short, checkable thing: a question asking for one can be answered from top-ranked
+# evidence holding such a span even when the whole-question embedding is not close (short factoid questions
+# embed far from the paragraph that answers them).
+FACTOID_TYPES = frozenset({AnswerType.PERSON, AnswerType.DATE, AnswerType.NUMBER, AnswerType.PLACE,
+                           AnswerType.NAME})
+# Up to this many words a question counts as short.
+SHORT_QUESTION_WORDS = 12
+# Support the answer sentence needs to answer a short factoid question under the similarity bar: the rest
+# of the question around the answer slot, almost all there.
+FACTOID_MIN_SUPPORT = 0.8
+_QUESTION_FORM = re.compile(r"\?\s*$|^\s*(?:who|whom|whose|what|which|when|where|why|how|in what|in which|"
+                            r"on what|at what|for what|from what|by what|to what|during what)\b", re.IGNORECASE)
+
+
+def is_question(text: str) -> bool:
+    """A question rather than a statement or a keyword query: only a question has an answer slot to fill."""
+    return bool(_QUESTION_FORM.search(normalise(text)))
+
+
+def answerability_decide(question: str, decision: GateDecision, verdict: Verdict, *,
+                         top_chunk_id: int | None) -> GateDecision:
+    """The gate's decision revised by the verdict: a topical answer the evidence holds no answer for becomes a
+    refusal (the records do not have it); a short factoid question refused only for low similarity is answered
+    when the top-ranked chunk holds its typed answer with the rest of the question around it. Statements and
+    keyword queries have no answer slot, so the gate's topical decision stands for them."""
+    if not is_question(question):
+        return decision
+    if decision.answer and not verdict.answerable:
+        return replace(decision, answer=False, reason="not_answerable:" + ";".join(verdict.reasons),
+                       gap_kind=GapKind.KNOWLEDGE_MISSING)
+    if (not decision.answer and decision.reason == "low_similarity" and verdict.answerable
+            and verdict.answer_type in FACTOID_TYPES and verdict.chunk_id == top_chunk_id
+            and verdict.support >= FACTOID_MIN_SUPPORT and len(question.split()) <= SHORT_QUESTION_WORDS):
+        return replace(decision, answer=True, reason="typed_answer", gap_kind=None)
+    return decision
+
+
+__all__ = [
+    "AnswerType",
+    "SentenceReading",
+    "Verdict",
+    "answerability_decide",
+    "answerability_judge",
+    "expected_answer_type",
+    "identifiers_absent",
+    "is_question",
+    "is_heading",
+    "read_sentences",
+    "typed_spans",
+]
