@@ -154,7 +154,7 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
     if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
         return _name_spans(sentence, question_stems)
     if answer_type is AnswerType.REASON:
-        cues = _spans(_REASON_CUE, sentence, set())
+        cues = [m.span() for m in _REASON_CUE.finditer(sentence)]
         return cues if _content_novel(sentence, question_stems) else []
     return _content_spans(sentence, question_stems)
 
@@ -252,7 +252,6 @@ def read_sentences(question: str, texts: Sequence[str], *,
     """Every sentence of `texts` (evidence chunk texts, best first) read against `question`."""
     answer_type = answer_type or expected_answer_type(question)
     weights = _weights(question, term_weights)
-    question_stems = term_set(question)
     question_negated = _negated(question)
     readings = []
     for index, text in enumerate(texts):
@@ -264,17 +263,33 @@ def read_sentences(question: str, texts: Sequence[str], *,
             own = _share(weights, stem_sets[i])
             support = _share(weights, stem_sets[i], near)
             typed = tuple(typed_spans(sentence, answer_type, question))
-            novel = {stem(w) for w in content_words(sentence)} - question_stems
             readings.append(SentenceReading(
                 chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,
                 negation_mismatch=_negated(sentence) != question_negated and answer_type is not AnswerType.YES_NO,
-                # All it says is what the question already says: it cannot hold the answer.
-                restatement=len(novel) < 2 and own >= 0.5,
+                restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
                 missing=tuple(t for t in weights if t not in stem_sets[i] and t not in near),
                 missing_weight=max((w for t, w in weights.items() if t not in stem_sets[i] and t not in near),
                                    default=0.0),
             ))
     return readings
+
+
+# Fewer new content words than this, and no typed answer among them: a sentence only says what the question
+# already says ("When was the treaty signed?" — "The treaty was signed.").
+MIN_NOVEL_WORDS = 2
+
+
+def restates_question(sentence: str, question: str, answer_type: AnswerType, *, typed: bool | None = None) -> bool:
+    """Whether `sentence` merely restates `question`: it adds no content word, or adds fewer than
+    MIN_NOVEL_WORDS and none of them fills a factoid answer slot. `typed` saves recomputing the typed spans."""
+    novel = {stem(w) for w in content_words(sentence)} - term_set(question)
+    if not novel:
+        return True
+    if len(novel) >= MIN_NOVEL_WORDS:
+        return False
+    if answer_type not in FACTOID_TYPES:
+        return True
+    return not (typed if typed is not None else typed_spans(sentence, answer_type, question))
 
 
 _HEADING_END = re.compile(r"[.!?:;\"')\]]$")
@@ -408,5 +423,6 @@ __all__ = [
     "is_question",
     "is_heading",
     "read_sentences",
+    "restates_question",
     "typed_spans",
 ]

@@ -13,10 +13,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chat.answerability import Verdict, expected_answer_type, is_heading, is_question, typed_spans
+from chat.answerability import (
+    Verdict,
+    expected_answer_type,
+    is_heading,
+    is_question,
+    restates_question,
+    typed_spans,
+)
 from chat.evidence import Labelled
 from chat.sentences import sentence_spans
-from chat.terms import content_words, key_terms, stem, term_set, words
+from chat.terms import key_terms, term_set, words
 
 __all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
 
@@ -30,8 +37,6 @@ MIN_SENTENCE_WORDS = 3
 TYPED_BONUS = 0.3
 # Score added to the answer sentence the answerability verdict found, so it leads the answer.
 LEAD_BONUS = 0.5
-# Fewer new content words than this and a sentence only says what the question already says.
-MIN_NOVEL_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,6 @@ def compose_extractive_answer(
     terms = key_terms(question)
     asked = is_question(question)
     answer_type = expected_answer_type(question) if asked else None
-    question_stems = term_set(question)
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])
     idf = _idf(terms, labelled_evidence)
@@ -105,13 +109,12 @@ def compose_extractive_answer(
             matched = sum(idf[t] for t in terms if t in stems)
             if matched <= 0:
                 continue
-            if asked and len({stem(w) for w in content_words(sentence)} - question_stems) < MIN_NOVEL_WORDS:
-                continue  # restates the question: it cannot hold the answer
+            typed = answer_type is not None and bool(typed_spans(sentence, answer_type, question))
+            if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
+                continue  # says only what the question says: it cannot hold the answer
             score = matched / total_weight + RANK_BONUS / (1 + rank)
             # The bonuses order the choice; `score` stays the coverage score the provider's floor compares.
-            bonus = 0.0
-            if answer_type is not None and typed_spans(sentence, answer_type, question):
-                bonus += TYPED_BONUS
+            bonus = TYPED_BONUS if typed else 0.0
             if (lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
                     and lead.start == start):
                 bonus += LEAD_BONUS
