@@ -98,10 +98,10 @@ _DATE_SPAN = re.compile(
     rf"\b(?:(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{3,4}})?|\d{{1,2}}\s+(?:{_MONTHS})\.?(?:\s+\d{{3,4}})?"
     rf"|(?:{_MONTHS})\.?\s+\d{{3,4}}|(?:early|mid|late)[-\s]\d{{3,4}}s?|\d{{3,4}}s|\d{{3,4}}\s*(?:BC|AD|BCE|CE)"
     rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:and\s+\d{{1,2}}(?:st|nd|rd|th)\s+)?centur(?:y|ies)"
-    rf"|(?:{_ORDINAL_WORDS})\s+(?:half\s+of\s+the\s+)?centur(?:y|ies)|(?:1[0-9]|20)\d{{2}}|[1-9]\d{{2}}(?=\s*(?:AD|BC))"
+    rf"|(?:{_ORDINAL_WORDS})\s+(?:half\s+of\s+the\s+)?centur(?:y|ies)|(?:1[0-9]|20)\d{{2}}"
+    rf"|(?<=in )[1-9]\d{{2}}|[1-9]\d{{2}}(?=\s*(?:AD|BC))"
     rf"|(?:{_MONTHS})|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    rf"|(?:spring|summer|autumn|fall|winter)|(?:yesterday|today|tomorrow)|decades?|centur(?:y|ies)|years?|months?"
-    rf"|weeks?|days?|hours?)\b",
+    rf"|(?:spring|summer|autumn|fall|winter)|(?:yesterday|today|tomorrow))\b",
     re.IGNORECASE,
 )
 _NUMBER_SPAN = re.compile(
@@ -130,14 +130,12 @@ def _spans(pattern: re.Pattern[str], sentence: str, question_stems: set[str]) ->
             if m.group(0).strip() and _novel(m.group(0), question_stems)]
 
 
-def _name_spans(sentence: str, question_stems: set[str], *, skip_first: bool = True) -> list[tuple[int, int]]:
+def _name_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
     out = []
     for m in _NAME_SPAN.finditer(sentence):
         text = m.group(0).rstrip(".")
-        if m.start() == 0 and skip_first and " " not in text:
-            continue  # a lone capitalised first word is just the start of the sentence
-        if text.lower() in STOPWORDS:
-            continue
+        if text.lower() in STOPWORDS or text.split()[0].lower() in STOPWORDS and " " not in text:
+            continue  # "The", "In": a capital that only starts the sentence
         if _novel(text, question_stems):
             out.append((m.start(), m.start() + len(text)))
     return out
@@ -219,6 +217,7 @@ class SentenceReading:
     spans: tuple[tuple[int, int], ...]  # typed answer candidates, sentence offsets
     negation_mismatch: bool
     restatement: bool
+    conflict: str = ""  # "antonym:..." or "swapped_entity:...": the sentence answers a different question
     missing: tuple[str, ...] = ()  # the question's content words (stemmed) absent from the sentence and neighbours
     missing_weight: float = 0.0  # the rarest of them: one rare word missing is a different question
 
@@ -246,6 +245,70 @@ def _negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
 
 
+# Pairs whose one side in the question and the other in the sentence (with the question's side absent) make
+# the sentence say the opposite of what was asked ("When did the Normans *lose* their identity?" against
+# "... *gained* their identity in ...").
+_ANTONYMS = (("gain", "lose"), ("first", "last"), ("increase", "decrease"), ("before", "after"), ("rise", "fall"),
+             ("win", "lose"), ("accept", "reject"), ("allow", "forbid"), ("allow", "ban"), ("open", "close"),
+             ("start", "end"), ("begin", "end"), ("buy", "sell"), ("import", "export"), ("north", "south"),
+             ("east", "west"), ("maximum", "minimum"), ("more", "less"), ("higher", "lower"),
+             ("earliest", "latest"), ("largest", "smallest"), ("most", "least"), ("success", "failure"),
+             ("legal", "illegal"), ("public", "private"), ("join", "leave"), ("enter", "exit"),
+             ("strengthen", "weaken"), ("support", "oppose"), ("create", "destroy"), ("add", "remove"))
+_ANTONYM_OF: dict[str, set[str]] = {}
+for _a, _b in _ANTONYMS:
+    _ANTONYM_OF.setdefault(stem(_a), set()).add(stem(_b))
+    _ANTONYM_OF.setdefault(stem(_b), set()).add(stem(_a))
+_IRREGULAR = {"lost": "lose", "won": "win", "began": "begin", "begun": "begin", "rose": "rise", "risen": "rise",
+              "fell": "fall", "fallen": "fall", "sold": "sell", "bought": "buy", "left": "leave", "losing": "lose",
+              "closing": "close", "gaining": "gain"}
+
+
+def _lemmas(text: str) -> set[str]:
+    return {stem(_IRREGULAR.get(w, w)) for w in words(text)}
+
+
+def antonym_conflict(question: str, sentence: str) -> str | None:
+    """A question word the sentence lacks while holding its opposite, as "word/opposite"; None if none."""
+    asked, said = _lemmas(question), _lemmas(sentence)
+    for word in asked - said:
+        opposite = _ANTONYM_OF.get(word, set()) & said
+        if opposite:
+            return f"{word}/{sorted(opposite)[0]}"
+    return None
+
+
+# "Who did King Charles III swear fealty to?": the slot is what follows the final preposition. When the
+# sentence fills that place with a name the question already holds, the roles are the other way round.
+_TRAILING_PREPOSITION = re.compile(
+    r"\b([^\W\d_]+)\s+(to|from|with|by|for|of|on|at|into|against|under|over)\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+def swapped_entity(question: str, sentence: str) -> str | None:
+    """The question's own name standing in the sentence where its answer slot is; None if none."""
+    match = _TRAILING_PREPOSITION.search(normalise(question).strip())
+    if match is None:
+        return None
+    verb, preposition = stem(match.group(1).lower()), match.group(2).lower()
+    question_stems = term_set(question)
+    filler = re.compile(rf"\b([^\W\d_]+)\s+{preposition}\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
+    for found in filler.finditer(sentence):
+        if stem(found.group(1).lower()) != verb:
+            continue
+        named = {stem(w) for w in words(found.group(2)) if w not in STOPWORDS}
+        if named and named <= question_stems:
+            return found.group(2)
+    return None
+
+
+def _conflict(question: str, sentence: str) -> str:
+    antonym = antonym_conflict(question, sentence)
+    if antonym:
+        return f"antonym:{antonym}"
+    swapped = swapped_entity(question, sentence)
+    return f"swapped_entity:{swapped}" if swapped else ""
+
+
 def read_sentences(question: str, texts: Sequence[str], *,
                    term_weights: Mapping[str, float] | None = None,
                    answer_type: AnswerType | None = None) -> list[SentenceReading]:
@@ -267,6 +330,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,
                 negation_mismatch=_negated(sentence) != question_negated and answer_type is not AnswerType.YES_NO,
                 restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
+                conflict=_conflict(question, sentence),
                 missing=tuple(t for t in weights if t not in stem_sets[i] and t not in near),
                 missing_weight=max((w for t, w in weights.items() if t not in stem_sets[i] and t not in near),
                                    default=0.0),
@@ -346,11 +410,18 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
         return Verdict(False, answer_type, reasons=("no_sentence",))
     absent_by_chunk = [identifiers_absent(question, f"{item.title}\n{item.text}") for item in top]
 
-    def rank(r: SentenceReading) -> tuple:
-        usable = bool(r.spans) and not r.restatement and not r.negation_mismatch
-        return (usable and not absent_by_chunk[r.chunk_index], round(r.support, 6), -r.chunk_index, -r.start)
+    bar = min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)
 
-    best = max(readings, key=rank)
+    def qualifies(r: SentenceReading) -> bool:
+        return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
+                and not absent_by_chunk[r.chunk_index] and r.support >= bar)
+
+    def closeness(r: SentenceReading) -> tuple:
+        return (round(r.support, 6), -r.chunk_index, -r.start)
+
+    qualified = [r for r in readings if qualifies(r)]
+    # No sentence qualifies: explain with the one closest to the question, whatever disqualified it.
+    best = max(qualified or readings, key=closeness)
     item = top[best.chunk_index]
     sentence = item.text[best.start:best.end]
     reasons = []
@@ -362,7 +433,9 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
         reasons.append("restates_question")
     if best.negation_mismatch:
         reasons.append("negation_mismatch")
-    if best.support < (min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)):
+    if best.conflict:
+        reasons.append(best.conflict)
+    if best.support < bar:
         reasons.append("question_words_missing")
     span_start, span_end = best.spans[0] if best.spans else (0, 0)
     return Verdict(
@@ -417,6 +490,7 @@ __all__ = [
     "SentenceReading",
     "Verdict",
     "answerability_decide",
+    "antonym_conflict",
     "answerability_judge",
     "expected_answer_type",
     "identifiers_absent",
@@ -424,5 +498,6 @@ __all__ = [
     "is_heading",
     "read_sentences",
     "restates_question",
+    "swapped_entity",
     "typed_spans",
 ]
