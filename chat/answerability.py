@@ -222,14 +222,31 @@ class SentenceReading:
     missing_weight: float = 0.0  # the rarest of them: one rare word missing is a different question
 
 
+# The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
+# need not repeat it ("... is operated by Caledonian MacBrayne").
+_SLOT_NOUN = re.compile(r"\b(?:what|which|whose)\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+def _key(word: str) -> str:
+    """The stem support compares: irregular past forms mapped, and a final "e" dropped so "operates" (stem
+    "operate") meets "operated" (stem "operat")."""
+    term = stem(_IRREGULAR.get(word, word))
+    return term[:-1] if len(term) > 4 and term.endswith("e") else term
+
+
+def _keys(text: str) -> set[str]:
+    return {_key(w) for w in words(text)}
+
+
 def _weights(question: str, term_weights: Mapping[str, float] | None) -> dict[str, float]:
+    slot = {m.group(1).lower() for m in _SLOT_NOUN.finditer(normalise(question))}
     out: dict[str, float] = {}
     for word in content_words(question):
-        term = stem(word)
-        if term in out:
+        key = _key(word)
+        if key in out or word in slot:
             continue
-        weight = (term_weights or {}).get(term) if term_weights else 1.0
-        out[term] = weight if weight else (UNKNOWN_WEIGHT if term_weights else 1.0)
+        weight = term_weights.get(stem(word)) if term_weights else 1.0
+        out[key] = weight if weight else (UNKNOWN_WEIGHT if term_weights else 1.0)
     return out
 
 
@@ -281,7 +298,7 @@ def antonym_conflict(question: str, sentence: str) -> str | None:
 # "Who did King Charles III swear fealty to?": the slot is what follows the final preposition. When the
 # sentence fills that place with a name the question already holds, the roles are the other way round.
 _TRAILING_PREPOSITION = re.compile(
-    r"\b([^\W\d_]+)\s+(to|from|with|by|for|of|on|at|into|against|under|over)\s*[?.!]*\s*$", re.IGNORECASE)
+    r"\b([^\W\d_]+)\s+(to|from|with|by|for|of|on|at|into|against|under|over)((?:\s+[a-z]+){0,3})\s*[?.!]*\s*$")
 
 
 def swapped_entity(question: str, sentence: str) -> str | None:
@@ -309,6 +326,9 @@ def _conflict(question: str, sentence: str) -> str:
     return f"swapped_entity:{swapped}" if swapped else ""
 
 
+_PRONOUN_START = re.compile(r"(?:it|its|they|their|he|his|she|her|this|these|there)\b", re.IGNORECASE)
+
+
 def read_sentences(question: str, texts: Sequence[str], *,
                    term_weights: Mapping[str, float] | None = None,
                    answer_type: AnswerType | None = None) -> list[SentenceReading]:
@@ -319,20 +339,27 @@ def read_sentences(question: str, texts: Sequence[str], *,
     readings = []
     for index, text in enumerate(texts):
         spans = [(s, e) for s, e in sentence_spans(text) if not is_heading(text[s:e])]
-        stem_sets = [term_set(text[s:e]) for s, e in spans]
+        stem_sets = [_keys(text[s:e]) for s, e in spans]
         for i, (start, end) in enumerate(spans):
             sentence = text[start:end]
-            near = (stem_sets[i - 1] if i else set()) | (stem_sets[i + 1] if i + 1 < len(spans) else set())
-            own = _share(weights, stem_sets[i])
-            support = _share(weights, stem_sets[i], near)
+            previous = stem_sets[i - 1] if i else set()
+            following = stem_sets[i + 1] if i + 1 < len(spans) else set()
+            if previous and _PRONOUN_START.match(sentence):
+                # "It was designed by ...": the sentence is about what the one before it names.
+                stem_sets_i = stem_sets[i] | previous
+            else:
+                stem_sets_i = stem_sets[i]
+            near = previous | following
+            own = _share(weights, stem_sets_i)
+            support = _share(weights, stem_sets_i, near)
             typed = tuple(typed_spans(sentence, answer_type, question))
             readings.append(SentenceReading(
                 chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,
                 negation_mismatch=_negated(sentence) != question_negated and answer_type is not AnswerType.YES_NO,
                 restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
                 conflict=_conflict(question, sentence),
-                missing=tuple(t for t in weights if t not in stem_sets[i] and t not in near),
-                missing_weight=max((w for t, w in weights.items() if t not in stem_sets[i] and t not in near),
+                missing=tuple(t for t in weights if t not in stem_sets_i and t not in near),
+                missing_weight=max((w for t, w in weights.items() if t not in stem_sets_i and t not in near),
                                    default=0.0),
             ))
     return readings

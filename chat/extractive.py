@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from chat.answerability import (
     Verdict,
+    answerability_judge,
     expected_answer_type,
     is_heading,
     is_question,
@@ -90,6 +91,9 @@ def compose_extractive_answer(
     terms = key_terms(question)
     asked = is_question(question)
     answer_type = expected_answer_type(question) if asked else None
+    if asked and lead is None and labelled_evidence:
+        # The caller's grounding did not judge it (a direct call): find the answer sentence the same way.
+        lead = answerability_judge(question, [item.evidence for item in labelled_evidence])
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])
     idf = _idf(terms, labelled_evidence)
