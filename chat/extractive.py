@@ -119,7 +119,7 @@ def compose_extractive_answer(
             score = matched / total_weight + RANK_BONUS / (1 + rank)
             # The bonuses order the choice; `score` stays the coverage score the provider's floor compares.
             bonus = TYPED_BONUS if typed else 0.0
-            if (lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
+            if (asked and lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
                     and lead.start == start):
                 bonus += LEAD_BONUS
             extracted = ExtractedSentence(
