@@ -184,6 +184,10 @@ OPEN_MIN_SUPPORT = 0.0
 # A neighbouring sentence's words count this much: the question's subject is often named one sentence before
 # ("The Normans ... . They were descended from ...").
 NEIGHBOUR_WEIGHT = 0.5
+# The question's names and numbers must occur next to the answer (the sentence, its neighbours or the
+# record's title), not just somewhere in the record: a name swapped in from elsewhere in the paragraph asks
+# about something the sentence does not say.
+NAMES_NEAR_ANSWER = True
 # How many of the best-ranked evidence chunks are searched for the answer sentence.
 TOP_K = 3
 # Rarity weight of a question word the corpus statistics do not know (rare by definition).
@@ -220,6 +224,7 @@ class SentenceReading:
     spans: tuple[tuple[int, int], ...]  # typed answer candidates, sentence offsets
     negation_mismatch: bool
     restatement: bool
+    window: tuple[int, int] = (0, 0)  # the sentence with its neighbours, chunk offsets
     conflict: str = ""  # "antonym:..." or "swapped_entity:...": the sentence answers a different question
     missing: tuple[str, ...] = ()  # the question's content words (stemmed) absent from the sentence and neighbours
     missing_weight: float = 0.0  # the rarest of them: one rare word missing is a different question
@@ -371,6 +376,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 negation_mismatch=_negation_mismatch(question_negated, _negated(sentence), answer_type),
                 restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
                 conflict=_conflict(question, sentence),
+                window=(spans[i - 1][0] if i else start, spans[i + 1][1] if i + 1 < len(spans) else end),
                 missing=tuple(t for t in weights if t not in stem_sets_i and t not in near),
                 missing_weight=max((w for t, w in weights.items() if t not in stem_sets_i and t not in near),
                                    default=0.0),
@@ -454,11 +460,18 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
         return Verdict(False, answer_type, reasons=("no_sentence",))
     absent_by_chunk = [identifiers_absent(question, f"{item.title}\n{item.text}") for item in top]
 
+    def absent(r: SentenceReading) -> list[str]:
+        if not NAMES_NEAR_ANSWER:
+            return absent_by_chunk[r.chunk_index]
+        item = top[r.chunk_index]
+        return identifiers_absent(question, f"{item.title}\n{item.text[r.window[0]:r.window[1]]}")
+
+
     bar = min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)
 
     def qualifies(r: SentenceReading) -> bool:
         return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
-                and not absent_by_chunk[r.chunk_index] and r.support >= bar)
+                and not absent(r) and r.support >= bar)
 
     def closeness(r: SentenceReading) -> tuple:
         return (round(r.support, 6), -r.chunk_index, -r.start)
@@ -469,8 +482,9 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
     item = top[best.chunk_index]
     sentence = item.text[best.start:best.end]
     reasons = []
-    if absent_by_chunk[best.chunk_index]:
-        reasons.append("missing:" + ",".join(absent_by_chunk[best.chunk_index]))
+    missing = absent(best)
+    if missing:
+        reasons.append("missing:" + ",".join(missing))
     if not best.spans:
         reasons.append(f"no_{answer_type.value}_in_evidence")
     if best.restatement:

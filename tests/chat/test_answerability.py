@@ -157,3 +157,11 @@ def test_statements_keep_the_gates_decision():
     verdict = answerability_judge(claim, [evidence("Statin therapy causes muscle pain in a minority of patients.")])
     assert not is_question(claim) and is_question("statin therapy muscle pain?")
     assert answerability_decide(claim, supported, verdict, top_chunk_id=None) == supported
+
+
+def test_names_must_stand_next_to_the_answer():
+    text = evidence("Alan Stevenson designed the Skerryvore lighthouse. The keepers rowed out in turns. "
+                    "The station kept three boats. The tower was first lighted in 1844.")
+    verdict = answerability_judge("When did Alan Stevenson first light the tower?", [text])
+    assert not verdict.answerable and "missing:alan,stevenson" in verdict.reasons
+    assert answerability_judge("When was the tower first lighted?", [text]).answerable
