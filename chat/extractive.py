@@ -2,7 +2,9 @@
 
 Used when no model is configured, and as the fallback when the model is unavailable. Every character of
 the answer except the [Sn] labels is verbatim evidence text, so it cannot hallucinate; what it can do is
-pick weak sentences, which is why it scores them against the question's key terms.
+pick weak sentences, which is why it scores them against the question's key terms — and, for a question,
+leads with the sentence that fills its answer slot (chat.answerability): the sentence most similar to a
+question is often the one restating it, not the one answering it. Headings and bare titles are not sentences.
 """
 
 from __future__ import annotations
@@ -11,6 +13,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chat.answerability import (
+    Verdict,
+    answerability_judge,
+    expected_answer_type,
+    is_heading,
+    is_question,
+    restates_question,
+    typed_spans,
+)
 from chat.evidence import Labelled
 from chat.terms import key_terms, term_set, words
 from knowledge.sentences import sentence_spans
@@ -22,6 +33,11 @@ RANK_BONUS = 0.05
 # Sentences sharing this share of their words are the same statement from two copies of a document.
 NEAR_DUPLICATE_OVERLAP = 0.8
 MIN_SENTENCE_WORDS = 3
+# Score added to a sentence holding a span of the question's answer type (a date for "when", a name for
+# "who"): more than the gap between a sentence restating the question and one answering it in other words.
+TYPED_BONUS = 0.3
+# Score added to the answer sentence the answerability verdict found, so it leads the answer.
+LEAD_BONUS = 0.5
 
 
 @dataclass(frozen=True)
@@ -63,14 +79,21 @@ def _near_duplicate(a: set[str], b: set[str]) -> bool:
 
 
 def compose_extractive_answer(
-    question: str, labelled_evidence: Sequence[Labelled], *, max_sentences: int = 4
+    question: str, labelled_evidence: Sequence[Labelled], *, max_sentences: int = 4, lead: Verdict | None = None
 ) -> ExtractiveAnswer:
     """Pick up to `max_sentences` evidence sentences that best cover the question, each followed by its label.
 
-    Sentences are shown grouped by source in rank order and, within a source, in document order. An empty
-    answer (no sentence shares a key term with the question) means the caller should say "not found".
+    For a question, a sentence holding a span of the expected answer type scores higher, one that merely
+    restates the question is skipped, and the best sentence (the `lead` verdict's answer sentence when it is
+    in the evidence) comes first; the rest follow grouped by source in rank order and, within a source, in
+    document order. An empty answer (no sentence shares a key term with the question) means "not found".
     """
     terms = key_terms(question)
+    asked = is_question(question)
+    answer_type = expected_answer_type(question) if asked else None
+    if asked and lead is None and labelled_evidence:
+        # The caller's grounding did not judge it (a direct call): find the answer sentence the same way.
+        lead = answerability_judge(question, [item.evidence for item in labelled_evidence])
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])
     idf = _idf(terms, labelled_evidence)
@@ -84,13 +107,21 @@ def compose_extractive_answer(
         text = item.evidence.text
         for start, end in sentence_spans(text):
             sentence = text[start:end]
-            if len(words(sentence)) < MIN_SENTENCE_WORDS:
+            if len(words(sentence)) < MIN_SENTENCE_WORDS or is_heading(sentence):
                 continue
             stems = term_set(sentence)
             matched = sum(idf[t] for t in terms if t in stems)
             if matched <= 0:
                 continue
+            typed = answer_type is not None and bool(typed_spans(sentence, answer_type, question))
+            if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
+                continue  # says only what the question says: it cannot hold the answer
             score = matched / total_weight + RANK_BONUS / (1 + rank)
+            # The bonuses order the choice; `score` stays the coverage score the provider's floor compares.
+            bonus = TYPED_BONUS if typed else 0.0
+            if (asked and lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
+                    and lead.start == start):
+                bonus += LEAD_BONUS
             extracted = ExtractedSentence(
                 sentence=sentence,
                 label=item.label,
@@ -100,7 +131,7 @@ def compose_extractive_answer(
                 doc_end=item.evidence.start + end,
                 score=round(score, 6),
             )
-            candidates.append((score, rank, extracted, stems))
+            candidates.append((score + bonus, rank, extracted, stems))
 
     candidates.sort(key=lambda c: (-c[0], c[1], c[2].start))
     chosen: list[tuple[int, ExtractedSentence, set[str]]] = []
@@ -111,7 +142,9 @@ def compose_extractive_answer(
             continue
         chosen.append((rank, extracted, stems))
 
-    chosen.sort(key=lambda c: (c[0], c[1].start))
-    sentences = [extracted for _, extracted, _ in chosen]
+    # The best sentence leads (for a question, the one holding the answer); the rest keep source and
+    # document order so related sentences read in sequence.
+    rest = sorted(chosen[1:], key=lambda c: (c[0], c[1].start))
+    sentences = [extracted for _, extracted, _ in chosen[:1] + rest]
     text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
     return ExtractiveAnswer(text=text, sentences=sentences)

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
 from django.db import DatabaseError
 
+from chat.answerability import Verdict, answerability_decide, answerability_judge
 from chat.evidence import Evidence
 from chat.gate import GapKind, GateDecision, gate_decide, question_identifiers, reformulate
 from chat.sql import word_lexemes
@@ -79,6 +80,8 @@ class PartResult:
     retried_with: str | None = None
     # The vector channel of its search ("off": none ran); a failing embedder leaves the search to full text.
     semantic: str = "off"
+    # Whether the evidence holds an answer, and in which sentence (chat.answerability); None when not searched.
+    verdict: Verdict | None = None
 
     @property
     def answerable(self) -> bool:
@@ -198,6 +201,10 @@ def part_ground(authority: Authority, question: str, *, k: int | None = None) ->
                 part.retried_with = retry
                 if second.answer or second.confidence > decision.confidence:
                     evidence, decision = again, second
+        # Topic is not answerability: the evidence must hold an answer to this question, not just its subject.
+        part.verdict = answerability_judge(question, evidence, term_weights=weights)
+        decision = answerability_decide(question, decision, part.verdict,
+                                        top_chunk_id=evidence[0].chunk_id if evidence else None)
         part.evidence, part.decision = evidence, decision
     except (RetrievalUnavailable, DatabaseError) as exc:
         part.unavailable = getattr(exc, "cause", "database_error")

@@ -57,9 +57,11 @@ def answer_from_grounding(question: str, grounding: Grounding,
     for part in answerable:
         chunk_ids = {e.chunk_id for e in part.evidence}
         labelled = [item for item in context.labelled if item.evidence.chunk_id in chunk_ids]
-        composed = compose_extractive_answer(part.question, labelled, max_sentences=per_part)
+        composed = compose_extractive_answer(part.question, labelled, max_sentences=per_part, lead=part.verdict)
         best = max((s.score for s in composed.sentences), default=0.0)
-        fresh = [s for s in composed.sentences if s.score >= best * RELATIVE_SENTENCE_FLOOR
+        # The first sentence is the composer's lead (for a question, the one holding the answer): it stays
+        # whatever its coverage score; the others must come close to the best one.
+        fresh = [s for i, s in enumerate(composed.sentences) if (i == 0 or s.score >= best * RELATIVE_SENTENCE_FLOOR)
                  and all((s.label, s.start) != (c.label, c.start) for c in chosen)]
         if not fresh:
             # The gate let it through but no sentence carries the question's terms: still "not found".

@@ -1,0 +1,56 @@
+"""Answerability: does the evidence *contain an answer* to this question, not merely talk about its topic?
+
+The refusal gate (chat.gate) measures topic: a record about the Normans is close to every question about the
+Normans, including the ones it cannot answer ("When did the Normans lose their identity?" asked of a
+paragraph that says when they gained it). This package decides per question, offline and model-free:
+
+1. the expected answer type, from the question's wording (who → a person or organisation, when / what year →
+   a date, how many / how much → a number or amount, where → a place, which / what X → a phrase about X);
+2. for each candidate sentence of the top evidence: a span of that type that is not a word of the question
+   (the answer slot filled), the question's other content words in the sentence or the one next to it,
+   negation on one side only, and the question's names, codes and numbers occurring in the record at all;
+3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
+
+`answerability_judge` is the one interface; a model-based judge can sit behind the same signature and
+verdict later. The rules are deliberately simple and calibrated on the even-indexed articles of SQuAD 2.0
+dev (chat/bench/squad.py reports on the odd ones); constants below say what each one was tuned for.
+spaCy-style entity models are not available offline, so names are capitalised-word runs and dates, numbers
+and amounts are regular expressions (dateparser reads whole strings as dates too eagerly — "in the 10th and
+11th" becomes 11 October — to be a detector here).
+"""
+
+
+from chat.answerability.answer_types import (
+    FACTOID_TYPES,
+    AnswerType,
+    expected_answer_type,
+    is_question,
+    typed_spans,
+)
+from chat.answerability.conflicts import (
+    antonym_conflict,
+    identifiers_absent,
+    is_heading,
+    restates_question,
+    swapped_entity,
+)
+from chat.answerability.decide import answerability_decide
+from chat.answerability.verdict import SentenceReading, Verdict, answerability_judge, read_sentences
+
+__all__ = [
+    "FACTOID_TYPES",
+    "AnswerType",
+    "SentenceReading",
+    "Verdict",
+    "answerability_decide",
+    "answerability_judge",
+    "antonym_conflict",
+    "expected_answer_type",
+    "identifiers_absent",
+    "is_heading",
+    "is_question",
+    "read_sentences",
+    "restates_question",
+    "swapped_entity",
+    "typed_spans",
+]

@@ -1,0 +1,160 @@
+"""The answer a question asks for (who → a name, when → a date, how many → a number ...) and the spans of a
+sentence that could be it. Rules, not a model: names are capitalised-word runs; dates, numbers and amounts
+are regular expressions (dateparser reads whole strings as dates too eagerly — "in the 10th and 11th"
+becomes 11 October — to be a detector here)."""
+
+from __future__ import annotations
+
+import enum
+import re
+
+from chat.terms import STOPWORDS, content_words, normalise, stem, term_set, words
+
+
+class AnswerType(enum.StrEnum):
+    PERSON = "person"  # a person or an organisation ("who")
+    DATE = "date"
+    NUMBER = "number"  # a count, amount, percentage, measure
+    PLACE = "place"
+    NAME = "name"  # a proper name of some other kind ("which company", "what is the name of")
+    REASON = "reason"
+    MANNER = "manner"
+    THING = "thing"  # a noun phrase: any content the question does not already hold
+    YES_NO = "yes_no"
+
+
+_DATE_NOUNS = ("year|years|century|centuries|decade|decades|date|dates|day|days|month|months|time|period|era|"
+               "age|season|week|weekday|hour")
+_NUMBER_NOUNS = ("percentage|percent|proportion|number|amount|fraction|share|rate|speed|temperature|size|"
+                 "population|cost|price|value|sum|total|length|width|height|depth|distance|weight|area|"
+                 "volume|budget|salary|fee|fine|ratio|score|count|quantity|capacity|frequency|age")
+_PLACE_NOUNS = ("country|countries|city|cities|state|states|region|regions|continent|town|towns|place|places|"
+                "location|island|islands|river|area|nation|province|county|village|port|capital|kingdom|"
+                "territory|colony|building|street|site|venue")
+_NAME_NOUNS = ("company|companies|organi[sz]ation|organi[sz]ations|group|team|university|universities|party|"
+               "agency|institution|court|king|queen|emperor|president|ruler|leader|person|people|scientist|"
+               "author|architect|writer|engineer|inventor|family|dynasty|church|newspaper|book|ship|network|"
+               "language|treaty|law|act|name|names|title|brand|firm|bank|airline|college|school")
+_TYPE_RULES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in (
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_DATE_NOUNS})\b", AnswerType.DATE),
+        # "when" asks for a date as the question word, not inside a clause ("... when heated").
+        (r"^\W*(?:\w+\s+){0,2}?(?:since |until |till )?when\b|\bhow long ago\b", AnswerType.DATE),
+        (r"\bhow\s+(?:many|much|long|far|old|big|large|tall|high|often|fast|heavy|wide|deep|large|small|"
+         r"short|late|early)\b", AnswerType.NUMBER),
+        (rf"\b(?:what|which)\s+(?:\w+\s+)?(?:{_NUMBER_NOUNS})\b", AnswerType.NUMBER),
+        (r"\bwho(?:m|se)?\b", AnswerType.PERSON),
+        (r"\bwhere\b(?!\s+(?:can|could|do|does|should|may)\s+(?:i|we|one|you)\s+(?:find|get|read|see|look))",
+         AnswerType.PLACE),
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_PLACE_NOUNS})\b", AnswerType.PLACE),
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_NAME_NOUNS})\b", AnswerType.NAME),
+        (r"\bwhy\b|\bwhat (?:caused|causes|led|leads|is the reason|was the reason|reason)\b", AnswerType.REASON),
+        (r"\bhow\b", AnswerType.MANNER),
+        (r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", AnswerType.YES_NO),
+    )
+)
+
+
+def expected_answer_type(question: str) -> AnswerType:
+    """The kind of answer `question` asks for; THING when its wording does not say."""
+    text = normalise(question)
+    for pattern, kind in _TYPE_RULES:
+        if pattern.search(text):
+            return kind
+    return AnswerType.THING
+
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+                 "hundred|hundreds|thousand|thousands|million|millions|billion|billions|trillion|dozen|dozens|"
+                 "half|third|quarter|twice|single|double|triple|several|few|many")
+_ORDINAL_WORDS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+                  "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
+                  "twenty-first")
+_DATE_SPAN = re.compile(
+    rf"\b(?:(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{3,4}})?|\d{{1,2}}\s+(?:{_MONTHS})\.?(?:\s+\d{{3,4}})?"
+    rf"|(?:{_MONTHS})\.?\s+\d{{3,4}}|(?:early|mid|late)[-\s]\d{{3,4}}s?|\d{{3,4}}s|\d{{3,4}}\s*(?:BC|AD|BCE|CE)"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:and\s+\d{{1,2}}(?:st|nd|rd|th)\s+)?centur(?:y|ies)"
+    rf"|(?:{_ORDINAL_WORDS})\s+(?:half\s+of\s+the\s+)?centur(?:y|ies)|(?:1[0-9]|20)\d{{2}}"
+    rf"|(?<=in )[1-9]\d{{2}}|[1-9]\d{{2}}(?=\s*(?:AD|BC))"
+    rf"|(?:{_MONTHS})|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"|(?:spring|summer|autumn|fall|winter)|(?:yesterday|today|tomorrow))\b",
+    re.IGNORECASE,
+)
+_NUMBER_SPAN = re.compile(
+    rf"(?:[$€£¥]\s?)?\b\d+(?:[.,]\d+)*(?:\s*(?:%|percent|per\s+cent))?\b|\b(?:{_NUMBER_WORDS})\b|%",
+    re.IGNORECASE,
+)
+# A run of capitalised words, allowing lower-case joiners inside ("Duke of Normandy", "University of Chicago").
+NAME_SPAN = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|la|le|von|van|der|du|al|the|and|for)\s+)?[A-Z][\w'’.-]*)*")
+_REASON_CUE = re.compile(r"\b(?:because|due to|since|as a result|so that|in order to|owing to|caused|cause|"
+                         r"led to|lead to|result|reason|thanks to|therefore|thus|hence|allow|allowed|enable|"
+                         r"enabled|to)\b", re.IGNORECASE)
+_MANNER_CUE = re.compile(r"\b(?:by|through|using|via|with|when|after|if|because)\b", re.IGNORECASE)
+
+
+def _novel(span: str, question_stems: set[str]) -> bool:
+    """Whether `span` brings something the question does not already hold (the filled answer slot)."""
+    stems = {stem(w) for w in words(span) if w not in STOPWORDS}
+    return bool(stems) and not stems <= question_stems
+
+
+def _spans(pattern: re.Pattern[str], sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.finditer(sentence)
+            if m.group(0).strip() and _novel(m.group(0), question_stems)]
+
+
+def _name_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+    out = []
+    for m in NAME_SPAN.finditer(sentence):
+        text = m.group(0).rstrip(".")
+        if text.lower() in STOPWORDS or text.split()[0].lower() in STOPWORDS and " " not in text:
+            continue  # "The", "In": a capital that only starts the sentence
+        if _novel(text, question_stems):
+            out.append((m.start(), m.start() + len(text)))
+    return out
+
+
+def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[tuple[int, int]]:
+    """Spans of `sentence` that could fill the answer slot of `question`: of the expected type and not made
+    only of the question's own words. For THING / REASON / MANNER / YES_NO, any novel content counts."""
+    question_stems = term_set(question)
+    if answer_type is AnswerType.DATE:
+        return _spans(_DATE_SPAN, sentence, question_stems)
+    if answer_type is AnswerType.NUMBER:
+        return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
+    if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
+        return _name_spans(sentence, question_stems)
+    if answer_type is AnswerType.REASON:
+        cues = [m.span() for m in _REASON_CUE.finditer(sentence)]
+        return cues if _content_novel(sentence, question_stems) else []
+    return _content_spans(sentence, question_stems)
+
+
+def _content_novel(sentence: str, question_stems: set[str]) -> bool:
+    return any(stem(w) not in question_stems for w in content_words(sentence))
+
+
+def _content_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+    out = []
+    for m in re.finditer(r"[^\W_]+", sentence):
+        word = m.group(0).lower()
+        if word not in STOPWORDS and len(word) > 2 and stem(word) not in question_stems:
+            out.append((m.start(), m.end()))
+    return out
+
+
+# Answer types that name a short, checkable thing: a question asking for one can be answered from top-ranked
+# evidence holding such a span even when the whole-question embedding is not close (short factoid questions
+# embed far from the paragraph that answers them).
+FACTOID_TYPES = frozenset({AnswerType.PERSON, AnswerType.DATE, AnswerType.NUMBER, AnswerType.PLACE,
+                           AnswerType.NAME})
+_QUESTION_FORM = re.compile(r"\?\s*$|^\s*(?:who|whom|whose|what|which|when|where|why|how|in what|in which|"
+                            r"on what|at what|for what|from what|by what|to what|during what)\b", re.IGNORECASE)
+
+
+def is_question(text: str) -> bool:
+    """A question rather than a statement or a keyword query: only a question has an answer slot to fill."""
+    return bool(_QUESTION_FORM.search(normalise(text)))

@@ -1,0 +1,149 @@
+"""Signs that a sentence on the question's topic still does not answer it: negation on one side only, an
+antonym of the question's word, the question's own name in the answer slot, a sentence that only restates
+the question, a heading, the question's names and numbers absent."""
+
+from __future__ import annotations
+
+import re
+
+from chat.answerability.answer_types import FACTOID_TYPES, NAME_SPAN, AnswerType, typed_spans
+from chat.terms import STOPWORDS, content_words, normalise, numbers, stem, term_set, words
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|didn't|"
+                       r"doesn't|don't|isn't|aren't|wasn't|weren't|hasn't|haven't|hadn't|n't|unable|fail|failed|"
+                       r"fails|lack|lacked|lacks)\b", re.IGNORECASE)
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def negation_mismatch(question_negated: bool, sentence_negated: bool, answer_type: AnswerType) -> bool:
+    """A question asking what did *not* happen is not answered by a sentence saying what did. The reverse
+    (a negated sentence for a plain question) only counts for a factoid: descriptive prose is full of "not"."""
+    if answer_type is AnswerType.YES_NO:
+        return False
+    if answer_type in FACTOID_TYPES:
+        return question_negated != sentence_negated
+    return question_negated and not sentence_negated
+
+
+# Pairs whose one side in the question and the other in the sentence (with the question's side absent) make
+# the sentence say the opposite of what was asked ("When did the Normans *lose* their identity?" against
+# "... *gained* their identity in ...").
+_ANTONYMS = (("gain", "lose"), ("first", "last"), ("increase", "decrease"), ("before", "after"), ("rise", "fall"),
+             ("win", "lose"), ("accept", "reject"), ("allow", "forbid"), ("allow", "ban"), ("open", "close"),
+             ("start", "end"), ("begin", "end"), ("buy", "sell"), ("import", "export"), ("north", "south"),
+             ("east", "west"), ("maximum", "minimum"), ("more", "less"), ("higher", "lower"),
+             ("earliest", "latest"), ("largest", "smallest"), ("most", "least"), ("success", "failure"),
+             ("legal", "illegal"), ("public", "private"), ("join", "leave"), ("enter", "exit"),
+             ("strengthen", "weaken"), ("support", "oppose"), ("create", "destroy"), ("add", "remove"))
+_ANTONYM_OF: dict[str, set[str]] = {}
+for _a, _b in _ANTONYMS:
+    _ANTONYM_OF.setdefault(stem(_a), set()).add(stem(_b))
+    _ANTONYM_OF.setdefault(stem(_b), set()).add(stem(_a))
+IRREGULAR_FORMS = {"lost": "lose", "won": "win", "began": "begin", "begun": "begin", "rose": "rise", "risen": "rise",
+              "fell": "fall", "fallen": "fall", "sold": "sell", "bought": "buy", "left": "leave", "losing": "lose",
+              "closing": "close", "gaining": "gain"}
+
+
+def _lemmas(text: str) -> set[str]:
+    return {stem(IRREGULAR_FORMS.get(w, w)) for w in words(text)}
+
+
+def antonym_conflict(question: str, sentence: str) -> str | None:
+    """A question word the sentence lacks while holding its opposite, as "word/opposite"; None if none."""
+    asked, said = _lemmas(question), _lemmas(sentence)
+    for word in asked - said:
+        opposite = _ANTONYM_OF.get(word, set()) & said
+        if opposite:
+            return f"{word}/{sorted(opposite)[0]}"
+    return None
+
+
+# "Who did King Charles III swear fealty to?": the slot is what follows the final preposition. When the
+# sentence fills that place with a name the question already holds, the roles are the other way round.
+_TRAILING_PREPOSITION = re.compile(
+    r"\b([^\W\d_]+)\s+(to|from|with|by|for|of|on|at|into|against|under|over)((?:\s+[a-z]+){0,3})\s*[?.!]*\s*$")
+
+
+def swapped_entity(question: str, sentence: str) -> str | None:
+    """The question's own name standing in the sentence where its answer slot is; None if none."""
+    match = _TRAILING_PREPOSITION.search(normalise(question).strip())
+    if match is None:
+        return None
+    verb, preposition = stem(match.group(1).lower()), match.group(2).lower()
+    question_stems = term_set(question)
+    filler = re.compile(rf"\b([^\W\d_]+)\s+{preposition}\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
+    for found in filler.finditer(sentence):
+        if stem(found.group(1).lower()) != verb:
+            continue
+        named = {stem(w) for w in words(found.group(2)) if w not in STOPWORDS}
+        if named and named <= question_stems:
+            return found.group(2)
+    return None
+
+
+def conflict_of(question: str, sentence: str) -> str:
+    antonym = antonym_conflict(question, sentence)
+    if antonym:
+        return f"antonym:{antonym}"
+    swapped = swapped_entity(question, sentence)
+    return f"swapped_entity:{swapped}" if swapped else ""
+
+
+# Fewer new content words than this, and no typed answer among them: a sentence only says what the question
+# already says ("When was the treaty signed?" — "The treaty was signed.").
+MIN_NOVEL_WORDS = 2
+
+
+def restates_question(sentence: str, question: str, answer_type: AnswerType, *, typed: bool | None = None) -> bool:
+    """Whether `sentence` merely restates `question`: it adds no content word, or adds fewer than
+    MIN_NOVEL_WORDS and none of them fills a factoid answer slot. `typed` saves recomputing the typed spans."""
+    novel = {stem(w) for w in content_words(sentence)} - term_set(question)
+    if not novel:
+        return True
+    if len(novel) >= MIN_NOVEL_WORDS:
+        return False
+    if answer_type not in FACTOID_TYPES:
+        return True
+    return not (typed if typed is not None else typed_spans(sentence, answer_type, question))
+
+
+_HEADING_END = re.compile(r"[.!?:;\"')\]]$")
+
+
+def is_heading(sentence: str) -> bool:
+    """A heading or bare title, not a statement: a Markdown heading, up to three words without closing
+    punctuation ("Steam engine"), or a line of Title Case words ("Refund Policy for Business Customers")."""
+    text = sentence.strip()
+    if text.startswith("#"):
+        return True
+    tokens = text.split()
+    if not tokens:
+        return True
+    if _HEADING_END.search(text):
+        return False
+    if len(tokens) <= 3:
+        return True
+    titled = [t for t in tokens if t[:1].isalpha()]
+    return len(tokens) <= 12 and bool(titled) and all(t[0].isupper() or t.lower() in STOPWORDS for t in titled)
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")
+
+
+def identifiers_absent(question: str, text: str) -> list[str]:
+    """The question's numbers and capitalised names (not its first word) that `text` does not contain:
+    a question about "the 1000's" or "King Louis" is not answered by a record about other ones."""
+    have_numbers = set(numbers(text))
+    have_terms = term_set(text)
+    missing = [n for n in numbers(question) if n not in have_numbers]
+    text = normalise(question)
+    for match in NAME_SPAN.finditer(text):
+        if _SENTENCE_START.search(text[: match.start()]):
+            continue  # a capital that starts a sentence says nothing about a name
+        for word in words(match.group(0)):
+            if word not in STOPWORDS and stem(word) not in have_terms and word not in missing:
+                missing.append(word)
+    return missing

@@ -1,0 +1,213 @@
+"""The verdict: every sentence of the top evidence read against the question, and the best one judged."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chat.answerability.answer_types import FACTOID_TYPES, AnswerType, expected_answer_type, typed_spans
+from chat.answerability.conflicts import (
+    IRREGULAR_FORMS,
+    conflict_of,
+    identifiers_absent,
+    is_heading,
+    negated,
+    negation_mismatch,
+    restates_question,
+)
+from chat.evidence import Evidence
+from chat.sentences import sentence_spans
+from chat.terms import content_words, normalise, stem, words
+
+# --- the verdict ----------------------------------------------------------------------------------------------
+# Share of the question's (rarity-weighted) content words the answer sentence and its neighbours must hold,
+# for a factoid. Measured on SQuAD 2.0 (even articles) this barely separates answerable from unanswerable
+# questions — the unanswerable ones are written from the paragraph's own words — so each step up refuses
+# about as many answerable questions as unanswerable ones; 0.55 keeps the answerable ones' span hit where it
+# was before the judge while refusing about a third more of the unanswerable ones.
+MIN_SUPPORT = 0.55
+# The same for a question whose answer is a description (what / why / how): none. Such questions paraphrase
+# their record more and there is no typed span to confirm the slot is filled; on SQuAD (even articles) a bar
+# of 0.3 refused as many answerable questions as unanswerable ones, and on CISI it refused answerable ones.
+OPEN_MIN_SUPPORT = 0.0
+# A neighbouring sentence's words count this much: the question's subject is often named one sentence before
+# ("The Normans ... . They were descended from ...").
+NEIGHBOUR_WEIGHT = 0.5
+# The question's names and numbers must occur next to the answer (the sentence, its neighbours or the
+# record's title), not just somewhere in the record: a name swapped in from elsewhere in the paragraph asks
+# about something the sentence does not say.
+NAMES_NEAR_ANSWER = True
+# How many of the best-ranked evidence chunks are searched for the answer sentence.
+TOP_K = 3
+# Rarity weight of a question word the corpus statistics do not know (rare by definition).
+UNKNOWN_WEIGHT = 4.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answerability decision for one question. `sentence` and `span` are evidence text (chunk offsets in
+    `start`/`end` and `span_start`/`span_end`); `reasons` name what was missing when not answerable."""
+
+    answerable: bool
+    answer_type: AnswerType
+    support: float = 0.0
+    chunk_id: int | None = None
+    sentence: str = ""
+    start: int = 0
+    end: int = 0
+    span: str = ""
+    span_start: int = 0
+    span_end: int = 0
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SentenceReading:
+    """How one evidence sentence measures up against the question: the judge's working, one per sentence."""
+
+    chunk_index: int
+    start: int
+    end: int
+    support: float  # weighted share of the question's content words in the sentence (neighbours at half)
+    own_support: float  # the same, the sentence alone
+    spans: tuple[tuple[int, int], ...]  # typed answer candidates, sentence offsets
+    negation_mismatch: bool
+    restatement: bool
+    window: tuple[int, int] = (0, 0)  # the sentence with its neighbours, chunk offsets
+    conflict: str = ""  # "antonym:..." or "swapped_entity:...": the sentence answers a different question
+
+
+# The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
+# need not repeat it ("... is operated by Caledonian MacBrayne").
+_SLOT_NOUN = re.compile(r"\b(?:what|which|whose)\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+def _key(word: str) -> str:
+    """The stem support compares: irregular past forms mapped, and a final "e" dropped so "operates" (stem
+    "operate") meets "operated" (stem "operat")."""
+    term = stem(IRREGULAR_FORMS.get(word, word))
+    return term[:-1] if len(term) > 4 and term.endswith("e") else term
+
+
+def _keys(text: str) -> set[str]:
+    return {_key(w) for w in words(text)}
+
+
+def _weights(question: str, term_weights: Mapping[str, float] | None) -> dict[str, float]:
+    slot = {m.group(1).lower() for m in _SLOT_NOUN.finditer(normalise(question))}
+    out: dict[str, float] = {}
+    for word in content_words(question):
+        key = _key(word)
+        if key in out or word in slot:
+            continue
+        weight = term_weights.get(stem(word)) if term_weights else 1.0
+        out[key] = weight if weight else (UNKNOWN_WEIGHT if term_weights else 1.0)
+    return out
+
+
+def _share(weights: Mapping[str, float], present: set[str], half: set[str] = frozenset()) -> float:
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    got = sum(w if t in present else NEIGHBOUR_WEIGHT * w if t in half else 0.0 for t, w in weights.items())
+    return got / total
+
+
+_PRONOUN_START = re.compile(r"(?:it|its|they|their|he|his|she|her|this|these|there)\b", re.IGNORECASE)
+
+
+def read_sentences(question: str, texts: Sequence[str], *,
+                   term_weights: Mapping[str, float] | None = None,
+                   answer_type: AnswerType | None = None) -> list[SentenceReading]:
+    """Every sentence of `texts` (evidence chunk texts, best first) read against `question`."""
+    answer_type = answer_type or expected_answer_type(question)
+    weights = _weights(question, term_weights)
+    question_negated = negated(question)
+    readings = []
+    for index, text in enumerate(texts):
+        spans = [(s, e) for s, e in sentence_spans(text) if not is_heading(text[s:e])]
+        stem_sets = [_keys(text[s:e]) for s, e in spans]
+        for i, (start, end) in enumerate(spans):
+            sentence = text[start:end]
+            previous = stem_sets[i - 1] if i else set()
+            following = stem_sets[i + 1] if i + 1 < len(spans) else set()
+            if previous and _PRONOUN_START.match(sentence):
+                # "It was designed by ...": the sentence is about what the one before it names.
+                stem_sets_i = stem_sets[i] | previous
+            else:
+                stem_sets_i = stem_sets[i]
+            near = previous | following
+            own = _share(weights, stem_sets_i)
+            support = _share(weights, stem_sets_i, near)
+            typed = tuple(typed_spans(sentence, answer_type, question))
+            readings.append(SentenceReading(
+                chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,
+                negation_mismatch=negation_mismatch(question_negated, negated(sentence), answer_type),
+                restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
+                conflict=conflict_of(question, sentence),
+                window=(spans[i - 1][0] if i else start, spans[i + 1][1] if i + 1 < len(spans) else end),
+            ))
+    return readings
+
+
+def answerability_judge(question: str, evidence: Sequence[Evidence], *,
+                        term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
+                        min_support: float | None = None) -> Verdict:
+    """Whether the best-ranked `evidence` holds an answer to `question`, and where.
+
+    The answer sentence is the one of the top `top_k` chunks with a typed answer candidate, no negation
+    the question lacks (or the reverse), and the highest support; the question's names and numbers must
+    occur in that chunk. `term_weights` (stemmed word → corpus idf) weight support by rarity."""
+    min_support = MIN_SUPPORT if min_support is None else min_support
+    answer_type = expected_answer_type(question)
+    top = list(evidence[: max(top_k, 1)])
+    if not top:
+        return Verdict(False, answer_type, reasons=("no_evidence",))
+    readings = read_sentences(question, [item.text for item in top], term_weights=term_weights,
+                              answer_type=answer_type)
+    if not readings:
+        return Verdict(False, answer_type, reasons=("no_sentence",))
+    absent_by_chunk = [identifiers_absent(question, f"{item.title}\n{item.text}") for item in top]
+
+    def absent(r: SentenceReading) -> list[str]:
+        if not NAMES_NEAR_ANSWER:
+            return absent_by_chunk[r.chunk_index]
+        item = top[r.chunk_index]
+        return identifiers_absent(question, f"{item.title}\n{item.text[r.window[0]:r.window[1]]}")
+
+
+    bar = min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)
+
+    def qualifies(r: SentenceReading) -> bool:
+        return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
+                and not absent(r) and r.support >= bar)
+
+    def closeness(r: SentenceReading) -> tuple:
+        return (round(r.support, 6), -r.chunk_index, -r.start)
+
+    qualified = [r for r in readings if qualifies(r)]
+    # No sentence qualifies: explain with the one closest to the question, whatever disqualified it.
+    best = max(qualified or readings, key=closeness)
+    item = top[best.chunk_index]
+    sentence = item.text[best.start:best.end]
+    reasons = []
+    missing = absent(best)
+    if missing:
+        reasons.append("missing:" + ",".join(missing))
+    if not best.spans:
+        reasons.append(f"no_{answer_type.value}_in_evidence")
+    if best.restatement:
+        reasons.append("restates_question")
+    if best.negation_mismatch:
+        reasons.append("negation_mismatch")
+    if best.conflict:
+        reasons.append(best.conflict)
+    if best.support < bar:
+        reasons.append("question_words_missing")
+    span_start, span_end = best.spans[0] if best.spans else (0, 0)
+    return Verdict(
+        answerable=not reasons, answer_type=answer_type, support=round(best.support, 4), chunk_id=item.chunk_id,
+        sentence=sentence, start=best.start, end=best.end, span=sentence[span_start:span_end],
+        span_start=best.start + span_start, span_end=best.start + span_end, reasons=tuple(reasons),
+    )

@@ -1,0 +1,167 @@
+"""The answerability judge: expected answer types, typed answer spans, and the verdict on evidence that is on
+topic but does or does not hold an answer (negation, antonym, swapped entity, missing name or number)."""
+
+import pytest
+
+from chat.answerability import (
+    AnswerType,
+    answerability_decide,
+    answerability_judge,
+    antonym_conflict,
+    expected_answer_type,
+    identifiers_absent,
+    is_heading,
+    is_question,
+    restates_question,
+    swapped_entity,
+    typed_spans,
+)
+from chat.gate import GapKind, GateDecision
+from tests.chat.factories import evidence
+
+NORMANS = evidence(
+    "The Normans were the people who in the 10th and 11th centuries gave their name to Normandy, a region in "
+    "France. They were descended from Norse raiders who, under their leader Rollo, agreed to swear fealty to "
+    "King Charles III of West Francia. The distinct identity of the Normans emerged in the first half of the "
+    "10th century."
+)
+CHECKLIST = evidence("Vendor onboarding. The vendor onboarding checklist has seven steps and takes two days.")
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Who was the Norse leader?", AnswerType.PERSON),
+    ("Whom did Rollo serve?", AnswerType.PERSON),
+    ("When were the Normans in Normandy?", AnswerType.DATE),
+    ("In what year did the treaty take effect?", AnswerType.DATE),
+    ("What century did the Normans gain their identity?", AnswerType.DATE),
+    ("How many steps does the checklist have?", AnswerType.NUMBER),
+    ("How much does the licence cost?", AnswerType.NUMBER),
+    ("What percentage of staff work remotely?", AnswerType.NUMBER),
+    ("Where is the billing team based?", AnswerType.PLACE),
+    ("In what country is Normandy located?", AnswerType.PLACE),
+    ("Which company supplies the laptops?", AnswerType.NAME),
+    ("Why did the deploy pipeline fail?", AnswerType.REASON),
+    ("How does the gate decide?", AnswerType.MANNER),
+    ("Is the refund window 30 days?", AnswerType.YES_NO),
+    ("What is the refund policy?", AnswerType.THING),
+])
+def test_expected_answer_type(question, kind):
+    assert expected_answer_type(question) is kind
+
+
+def test_typed_spans_exclude_the_questions_own_words():
+    sentence = "Rollo agreed to swear fealty to King Charles III in 911."
+    question = "Who did King Charles III receive fealty from?"
+    names = [sentence[s:e] for s, e in typed_spans(sentence, AnswerType.PERSON, question)]
+    assert names == ["Rollo"]  # "King Charles III" is the question's own name, not an answer
+    dates = [sentence[s:e] for s, e in typed_spans(sentence, AnswerType.DATE, "When did Rollo swear fealty?")]
+    assert dates == ["911"]
+    assert typed_spans("The Normans gave their name to Normandy.", AnswerType.DATE, "When?") == []
+    numbers = [s for s in typed_spans("It has seven steps and costs $1,200.", AnswerType.NUMBER, "How many steps?")]
+    assert len(numbers) == 2
+
+
+def test_verdict_finds_the_answer_sentence_with_a_typed_span():
+    verdict = answerability_judge("Who was the leader of the Norse raiders?", [NORMANS])
+    assert verdict.answerable and verdict.answer_type is AnswerType.PERSON
+    assert verdict.sentence.startswith("They were descended from Norse raiders")
+    assert verdict.span == "Rollo"
+    assert NORMANS.text[verdict.span_start:verdict.span_end] == "Rollo"
+    assert NORMANS.text[verdict.start:verdict.end] == verdict.sentence
+    assert verdict.chunk_id == NORMANS.chunk_id and verdict.reasons == ()
+
+    when = answerability_judge("When did the identity of the Normans emerge?", [NORMANS])
+    assert when.answerable and when.sentence.startswith("The distinct identity") and "10th century" in when.sentence
+
+
+def test_verdict_refuses_when_no_span_of_the_expected_type():
+    verdict = answerability_judge("When did the vendor onboarding checklist change?", [
+        evidence("The vendor onboarding checklist changed after the audit and now covers data protection.")])
+    assert not verdict.answerable
+    assert "no_date_in_evidence" in verdict.reasons
+
+
+def test_verdict_refuses_negation_on_one_side_only():
+    verdict = answerability_judge("Which team does not approve refunds?", [
+        evidence("The finance team approves refunds for annual plans within 30 days.")])
+    assert not verdict.answerable and "negation_mismatch" in verdict.reasons
+
+
+def test_verdict_refuses_an_antonym():
+    assert antonym_conflict("When did the Normans lose their identity?", "They gained their identity.") == "lose/gain"
+    assert antonym_conflict("When did the Normans gain their identity?", "They gained their identity.") is None
+    verdict = answerability_judge("When did the distinct identity of the Normans disappear first?", [
+        evidence("The distinct identity of the Normans emerged last in the 10th century.")])
+    assert not verdict.answerable and any(r.startswith("antonym:first/last") for r in verdict.reasons)
+
+
+def test_verdict_refuses_a_swapped_entity():
+    assert swapped_entity("Who did King Charles III swear fealty to?", NORMANS.text) == "King Charles III"
+    assert swapped_entity("Who did Rollo swear fealty to?", NORMANS.text) is None
+    refused = answerability_judge("Who did King Charles III swear fealty to?", [NORMANS])
+    assert not refused.answerable and "swapped_entity:King Charles III" in refused.reasons
+    answered = answerability_judge("Who did Rollo swear fealty to?", [NORMANS])
+    assert answered.answerable and "King Charles III" in answered.sentence
+
+
+def test_verdict_refuses_a_missing_name_or_number():
+    assert identifiers_absent("Who gave their name to Normandy in the 1000's?", NORMANS.text) == ["1000"]
+    assert identifiers_absent("Who ruled Normandy after King Louis?", NORMANS.text) == ["louis"]
+    verdict = answerability_judge("Who gave their name to Normandy in the 1000's?", [NORMANS])
+    assert not verdict.answerable and "missing:1000" in verdict.reasons
+
+
+def test_verdict_without_evidence():
+    verdict = answerability_judge("Who was the Norse leader?", [])
+    assert not verdict.answerable and verdict.reasons == ("no_evidence",)
+
+
+def test_restatement_and_headings():
+    question = "When was the vendor onboarding checklist introduced?"
+    assert restates_question("The vendor onboarding checklist was introduced.", question, AnswerType.DATE)
+    assert not restates_question("The vendor onboarding checklist was introduced in 2021.", question,
+                                 AnswerType.DATE)
+    # one new word that fills the slot is an answer, not a restatement
+    assert not restates_question("The checklist has seven steps.", "How many steps has the checklist?",
+                                 AnswerType.NUMBER)
+    assert is_heading("Vendor onboarding") and is_heading("## Refund policy")
+    assert is_heading("Refund Policy for Business Customers")
+    assert not is_heading("Refunds take five days.") and not is_heading("Refunds take five working days")
+
+
+def test_decision_refuses_topical_evidence_without_an_answer():
+    supported = GateDecision(True, "supported", 0.8, 0.9)
+    verdict = answerability_judge("When did the vendor onboarding checklist change?", [CHECKLIST])
+    decision = answerability_decide("When did the vendor onboarding checklist change?", supported, verdict,
+                                    top_chunk_id=CHECKLIST.chunk_id)
+    assert not decision.answer and decision.reason.startswith("not_answerable:")
+    assert decision.gap_kind is GapKind.KNOWLEDGE_MISSING
+
+
+def test_decision_answers_a_short_factoid_under_the_similarity_bar():
+    low = GateDecision(False, "low_similarity", 0.3, 0.9, GapKind.KNOWLEDGE_MISSING)
+    question = "How many steps does the vendor onboarding checklist have?"
+    verdict = answerability_judge(question, [CHECKLIST])
+    assert verdict.answerable and verdict.span == "seven"
+    decision = answerability_decide(question, low, verdict, top_chunk_id=CHECKLIST.chunk_id)
+    assert decision.answer and decision.reason == "typed_answer" and decision.gap_kind is None
+    # only when the answer is in the top-ranked chunk, and only for a refusal on similarity
+    assert not answerability_decide(question, low, verdict, top_chunk_id=CHECKLIST.chunk_id + 1).answer
+    coverage = GateDecision(False, "low_coverage", 0.3, 0.1, GapKind.KNOWLEDGE_MISSING)
+    assert answerability_decide(question, coverage, verdict, top_chunk_id=CHECKLIST.chunk_id) == coverage
+
+
+def test_statements_keep_the_gates_decision():
+    supported = GateDecision(True, "supported", 0.8, 0.9)
+    claim = "Statin therapy does not cause muscle pain."
+    verdict = answerability_judge(claim, [evidence("Statin therapy causes muscle pain in a minority of patients.")])
+    assert not is_question(claim) and is_question("statin therapy muscle pain?")
+    assert answerability_decide(claim, supported, verdict, top_chunk_id=None) == supported
+
+
+def test_names_must_stand_next_to_the_answer():
+    text = evidence("Alan Stevenson designed the Skerryvore lighthouse. The keepers rowed out in turns. "
+                    "The station kept three boats. The tower was first lighted in 1844.")
+    verdict = answerability_judge("When did Alan Stevenson first light the tower?", [text])
+    assert not verdict.answerable and "missing:alan,stevenson" in verdict.reasons
+    assert answerability_judge("When was the tower first lighted?", [text]).answerable

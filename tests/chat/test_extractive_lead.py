@@ -1,0 +1,51 @@
+"""The extractive answer leads with the sentence holding the answer, not the one restating the question;
+headings are not sentences and a statement copied twice is shown once."""
+
+from chat.answerability import answerability_judge
+from chat.extractive import compose_extractive_answer
+from tests.chat.factories import evidence, labelled
+
+QUESTION = "When was the vendor onboarding checklist revised?"
+CHECKLIST = evidence(
+    "Vendor Onboarding Checklist\n\n"
+    "The vendor onboarding checklist was revised. "
+    "The vendor onboarding checklist is kept by procurement and lists every supplier check. "
+    "It was last revised in March 2024 after the audit. "
+    "Suppliers complete it before their first invoice."
+)
+COPY = evidence("It was last revised in March 2024 after the audit. Procurement keeps the vendor onboarding "
+                "checklist on the wiki.")
+
+
+def test_answer_leads_with_the_sentence_holding_the_date():
+    answer = compose_extractive_answer(QUESTION, labelled(CHECKLIST))
+    sentences = [s.sentence for s in answer.sentences]
+    assert sentences[0] == "It was last revised in March 2024 after the audit."
+    assert answer.text.startswith("It was last revised in March 2024 after the audit. [S1]")
+
+
+def test_restatement_and_heading_are_never_sentences():
+    sentences = [s.sentence for s in compose_extractive_answer(QUESTION, labelled(CHECKLIST)).sentences]
+    assert "The vendor onboarding checklist was revised." not in sentences
+    assert not any(s.startswith("Vendor Onboarding Checklist") for s in sentences)
+    # A statement (no answer slot) keeps the restating sentence: it is the evidence for the claim.
+    claim = compose_extractive_answer("The vendor onboarding checklist was revised.", labelled(CHECKLIST))
+    assert "The vendor onboarding checklist was revised." in [s.sentence for s in claim.sentences]
+
+
+def test_near_duplicates_from_two_records_are_shown_once():
+    answer = compose_extractive_answer(QUESTION, labelled(CHECKLIST, COPY))
+    revised = [s for s in answer.sentences if s.sentence.startswith("It was last revised")]
+    assert len(revised) == 1 and revised[0].label == "S1"
+
+
+def test_the_verdicts_sentence_leads():
+    items = labelled(COPY, CHECKLIST)
+    verdict = answerability_judge(QUESTION, [COPY, CHECKLIST])
+    # "It was ..." after the sentence naming the checklist is about the checklist: the second record's copy wins
+    assert verdict.answerable and verdict.chunk_id == CHECKLIST.chunk_id and "March 2024" in verdict.sentence
+    answer = compose_extractive_answer(QUESTION, items, lead=verdict)
+    assert (answer.sentences[0].label, answer.sentences[0].start) == ("S2", verdict.start)
+    # the rest keep source order after the lead
+    rest = [(s.label, s.start) for s in answer.sentences[1:]]
+    assert rest == sorted(rest)
