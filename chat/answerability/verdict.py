@@ -17,8 +17,8 @@ from chat.answerability.conflicts import (
     restates_question,
 )
 from chat.evidence import Evidence
-from chat.sentences import sentence_spans
 from chat.terms import content_words, normalise, stem, words
+from knowledge.sentences import sentence_spans
 
 # --- the verdict ----------------------------------------------------------------------------------------------
 # Share of the question's (rarity-weighted) content words the answer sentence and its neighbours must hold,
