@@ -73,6 +73,7 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
 _ORDINAL_WORDS = ("first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
                   "thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
                   "twenty-first")
+_CLOCK_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 _DATE_SPAN = re.compile(
     rf"\b(?:(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{3,4}})?|\d{{1,2}}\s+(?:{_MONTHS})\.?(?:\s+\d{{3,4}})?"
     rf"|(?:{_MONTHS})\.?\s+\d{{3,4}}|(?:early|mid|late)[-\s]\d{{3,4}}s?|\d{{3,4}}s|\d{{3,4}}\s*(?:BC|AD|BCE|CE)"
@@ -80,7 +81,13 @@ _DATE_SPAN = re.compile(
     rf"|(?:{_ORDINAL_WORDS})\s+(?:half\s+of\s+the\s+)?centur(?:y|ies)|(?:1[0-9]|20)\d{{2}}"
     rf"|(?<=in )[1-9]\d{{2}}|[1-9]\d{{2}}(?=\s*(?:AD|BC))"
     rf"|(?:{_MONTHS})|(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    rf"|(?:spring|summer|autumn|fall|winter)|(?:yesterday|today|tomorrow))\b",
+    rf"|(?:spring|summer|autumn|fall|winter)|(?:yesterday|today|tomorrow)"
+    # times of day: "at 6:20", "6 pm", "twenty past six", "half past nine", "noon", "every morning", "hourly"
+    rf"|\d{{1,2}}[:.]\d{{2}}(?:\s*(?:am|pm|a\.m|p\.m))?|\d{{1,2}}\s*(?:am|pm|a\.m|p\.m|o'clock)"
+    rf"|(?:quarter|half|five|ten|twenty|twenty-five|\d{{1,2}})\s+(?:minutes\s+)?(?:past|to|after|before)\s+"
+    rf"(?:{_CLOCK_HOURS}|\d{{1,2}})|(?:{_CLOCK_HOURS})\s+o'clock|noon|midday|midnight|dawn|dusk|sunrise|sunset"
+    rf"|(?:every|each)\s+(?:day|morning|afternoon|evening|night|hour|week|weekday|weekend)"
+    rf"|(?:in\s+the\s+)(?:morning|afternoon|evening)|hourly|daily|nightly|weekly|fortnightly|monthly|yearly|annually)\b",
     re.IGNORECASE,
 )
 _NUMBER_SPAN = re.compile(

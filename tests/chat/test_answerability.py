@@ -74,6 +74,17 @@ def test_verdict_finds_the_answer_sentence_with_a_typed_span():
     assert when.answerable and when.sentence.startswith("The distinct identity") and "10th century" in when.sentence
 
 
+@pytest.mark.parametrize("sentence, span", [
+    ("The Skarvik ferry departs from pier nine at twenty past six.", "twenty past six"),
+    ("The Skarvik ferry departs from pier nine at 6:20 pm.", "6:20 pm"),
+    ("The Skarvik ferry departs from pier nine every morning.", "every morning"),
+    ("The Skarvik ferry departs from pier nine at noon.", "noon"),
+])
+def test_a_when_question_is_answered_by_a_time_of_day(sentence, span):
+    verdict = answerability_judge("When does the Skarvik ferry depart?", [evidence(sentence)])
+    assert verdict.answerable and verdict.span == span
+
+
 def test_verdict_refuses_when_no_span_of_the_expected_type():
     verdict = answerability_judge("When did the vendor onboarding checklist change?", [
         evidence("The vendor onboarding checklist changed after the audit and now covers data protection.")])
