@@ -1,15 +1,16 @@
-"""Writes of the knowledge app: sources, document ingestion (create / replace / unchanged), ACLs and
-deletion. Embedding happens after commit, in knowledge.embedding."""
+"""Writes of documents: ingestion (create / replace / unchanged), import in batches, resumption, ACLs,
+updates and deletion. Embedding happens after commit, in knowledge.embedding."""
+
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -17,148 +18,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from groundwork.authority import Authority
-from groundwork.models import Principal, Tenant
-from groundwork.services import principal_ensure, principal_parse
+from groundwork.models import Tenant
+from groundwork.services import principal_parse
 from groundwork.task_queue import enqueue_on_commit
 
-from .access import access_q
-from .chunking import chunk_document
-from .hooks import DocumentChange, documents_changed_notify
-from .models import Chunk, Document, DocumentAcl, Source, SourceAcl, Visibility
-from .parsing import FORMATS, ParseError, parse_body
-from .sql import chunks_copy, source_defaults_share
+from ..access import access_q
+from ..chunking import chunk_document
+from ..hooks import DocumentChange, documents_changed_notify
+from ..models import Chunk, Document, DocumentAcl, Source, SourceAcl, Visibility
+from ..parsing import ParseError, parse_body
+from ..sql import chunks_copy, source_defaults_share
+from .grants import _documents_access_apply, _principal_ids, _require_writer, source_upload_allowed
+from .records import DocumentInput, IngestResult, metadata_sanitise
 
 logger = logging.getLogger(__name__)
-
-# Keys a document may never use to re-scope itself. They are dropped and logged, never read.
-RESERVED_METADATA_KEYS = {"tenant", "tenant_id", "tenant_slug", "tenantid", "workspace", "workspace_id", "org",
-                          "org_id", "organization", "organisation"}
-
-
-class RecordInvalid(ValidationError):
-    """A record DocumentInput.from_record cannot map: `problem` says what is wrong with which field."""
-
-    def __init__(self, problem: str, *, external_id: str | None = None) -> None:
-        super().__init__(f"record {external_id!r}: {problem}" if external_id is not None else problem)
-        self.problem = problem
-        self.external_id = external_id
-
-
-@dataclass(frozen=True)
-class DocumentInput:
-    external_id: str
-    title: str
-    body: str
-    format: str = "text"
-    record_url: str = ""
-    author: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    observed_at: datetime | None = None
-    expires_at: datetime | None = None
-    metadata: dict = field(default_factory=dict)
-    # None for both: the document inherits its source's default visibility and ACL (Document.acl_inherited)
-    # and follows later changes of them. Either given: the document has its own (a missing visibility is
-    # "workspace", a missing ACL empty).
-    visibility: str | None = None
-    acl: Sequence[str] | None = None
-    # (start, end, label) spans of the stored text ("page 3", "slide 2"): each chunk's location.
-    segments: Sequence[tuple[int, int, str]] = ()
-
-    @property
-    def inherits_access(self) -> bool:
-        return self.visibility is None and self.acl is None
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> DocumentInput:
-        """The one mapping from a record — an API body, a line of a JSON/JSONL file, a sample-corpus or
-        benchmark row, a parsed upload — to an ingest input. A bad value raises RecordInvalid (a
-        ValidationError) naming the record and the field: the API answers it with a 400, the ingest command
-        prints it on an `error:` line.
-
-        Keys: `external_id` (or `_id` / `id`, as BEIR-style corpora name it; a string or an integer), `title`
-        (the external id when blank), `text` (or `body`), `format`, `record_url`, `author`, `created_at`,
-        `updated_at`, `observed_at`, `expires_at` (datetimes or ISO 8601 strings; naive ones are in
-        settings.TIME_ZONE), `metadata` (an object), `visibility`, `acl` (a list of principals) and `segments`
-        ((start, end, label) triples). Other keys (`source`, ...) are ignored: records from other systems
-        carry fields of their own. Without `visibility` and `acl` the document inherits its source's access;
-        with either, it has its own ("workspace" and an empty ACL for the one not given).
-        """
-        if not isinstance(record, Mapping):
-            raise RecordInvalid(f"a record must be an object, got {type(record).__name__}")
-        raw_id = next((record[k] for k in ("external_id", "_id", "id") if record.get(k) not in (None, "")), None)
-        if raw_id is None:
-            raise RecordInvalid("a record needs an external_id")
-        if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-            raise RecordInvalid(f"external_id must be a string, got {type(raw_id).__name__}")
-        external_id = str(raw_id)
-        if len(external_id) > 512:
-            raise RecordInvalid("external_id is longer than 512 characters", external_id=external_id[:40] + "…")
-
-        def refuse(problem: str) -> RecordInvalid:
-            return RecordInvalid(problem, external_id=external_id)
-
-        def text_field(key: str, value: Any, *, default: str = "") -> str:
-            if value is None:
-                return default
-            if not isinstance(value, str):
-                raise refuse(f"{key} must be a string, got {type(value).__name__}")
-            return value
-
-        def when(key: str) -> datetime | None:
-            value = record.get(key)
-            if value in (None, ""):
-                return None
-            if isinstance(value, str):
-                try:
-                    value = datetime.fromisoformat(value)
-                except ValueError:
-                    raise refuse(f"{key} is not an ISO 8601 date: {value[:40]!r}") from None
-            if not isinstance(value, datetime):
-                raise refuse(f"{key} must be an ISO 8601 date string, got {type(value).__name__}")
-            return timezone.make_aware(value) if timezone.is_naive(value) else value
-
-        title = text_field("title", record.get("title")).strip() or external_id
-        body = text_field("text", record["text"] if "text" in record else record.get("body"))
-        if not body.strip():
-            raise refuse("has no text")
-        fmt = text_field("format", record.get("format"), default="text")
-        if fmt not in FORMATS:
-            raise refuse(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-        author = record.get("author")
-        if author is not None and not isinstance(author, str):
-            raise refuse(f"author must be a principal such as email:a@b.c, got {type(author).__name__}")
-        metadata = record.get("metadata")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise refuse(f"metadata must be an object, got {type(metadata).__name__}")
-        visibility, acl = record.get("visibility"), record.get("acl")
-        if visibility is not None and visibility not in Visibility.values:
-            raise refuse(f"visibility must be 'workspace' or 'restricted', got {visibility!r}")
-        if acl is not None and (isinstance(acl, str) or not isinstance(acl, Sequence)
-                                or not all(isinstance(entry, str) for entry in acl)):
-            raise refuse("acl must be a list of principals such as [\"group:hr\", \"email:a@b.c\"]")
-        segments = record.get("segments") or ()
-        if not all(isinstance(s, Sequence) and len(s) == 3 and isinstance(s[0], int) and isinstance(s[1], int)
-                   and isinstance(s[2], str) for s in segments):
-            raise refuse("segments must be (start, end, label) triples")
-        own_access = visibility is not None or acl is not None
-        return cls(
-            external_id=external_id, title=title, body=body, format=fmt,
-            record_url=text_field("record_url", record.get("record_url")), author=author or None,
-            created_at=when("created_at"), updated_at=when("updated_at"), observed_at=when("observed_at"),
-            expires_at=when("expires_at"), metadata=dict(metadata or {}),
-            visibility=(visibility or Visibility.WORKSPACE) if own_access else None,
-            acl=tuple(acl or ()) if own_access else None,
-            segments=tuple((int(a), int(b), str(label)) for a, b, label in segments),
-        )
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    document_id: int
-    external_id: str
-    status: Literal["created", "updated", "metadata_updated", "unchanged"]
-    chunk_count: int
 
 
 @dataclass
@@ -172,118 +45,6 @@ class _Prepared:
     author: tuple[str, str] | None
     locations: list[str]
 
-
-def _require_writer(authority: Authority, tenant_id: int) -> None:
-    if authority.tenant_id != tenant_id:
-        raise PermissionDenied("records can only be written into the caller's own tenant")
-    if not authority.is_admin:
-        raise PermissionDenied("only a tenant admin (or an admin service key) may change sources and documents")
-
-
-def source_upload_allowed(authority: Authority, source: Source) -> bool:
-    """Who may upload files into a source: its tenant's admins; members and analysts (signed-in users)
-    only when the source allows member uploads. The one exception to "only admins write"."""
-    if authority.tenant_id != source.tenant_id:
-        return False
-    return authority.is_admin or (source.members_may_upload and authority.kind == "user")
-
-
-def metadata_sanitise(metadata: dict | None, *, external_id: str = "") -> dict:
-    """Drop keys a document could use to re-scope itself; the tenant comes from the caller only."""
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict):
-        raise ValidationError("metadata must be a JSON object")
-    clean = {}
-    for key, value in metadata.items():
-        if str(key).strip().lower().replace("-", "_") in RESERVED_METADATA_KEYS:
-            logger.warning("dropped metadata key %r on document %r: the tenant comes from the caller's authority",
-                           key, external_id)
-            continue
-        clean[str(key)] = value
-    return clean
-
-
-def source_create(*, authority: Authority, kind: str, name: str, base_url: str = "",
-                  default_visibility: str = Visibility.WORKSPACE, default_acl: Sequence[str] = (),
-                  members_may_upload: bool = False) -> Source:
-    _require_writer(authority, authority.tenant_id)
-    if kind not in Source.Kind.values:
-        raise ValidationError(f"unknown source kind {kind!r}; use one of {', '.join(Source.Kind.values)}")
-    if default_visibility not in Visibility.values:
-        raise ValidationError("default_visibility must be 'workspace' or 'restricted'")
-    name = (name or "").strip()
-    if not name:
-        raise ValidationError("a source needs a name")
-    if Source.objects.filter(tenant_id=authority.tenant_id, name=name).exists():
-        raise ValidationError(f"a source named {name!r} exists already")
-    specs = [principal_parse(entry) for entry in default_acl]
-    with transaction.atomic():
-        tenant = Tenant.objects.get(pk=authority.tenant_id)
-        source = Source.objects.create(tenant=tenant, kind=kind, name=name, base_url=base_url,
-                                       default_visibility=default_visibility, members_may_upload=members_may_upload)
-        SourceAcl.objects.bulk_create([SourceAcl(source=source, principal_id=i)
-                                       for i in _principal_ids(tenant, specs, {})])
-    return source
-
-
-def source_update(*, authority: Authority, source: Source, default_visibility: str | None = None,
-                  default_acl: Sequence[str] | None = None, members_may_upload: bool | None = None,
-                  **fields) -> Source:
-    """Change a source. A new default visibility or ACL is re-applied to every document of the source that
-    still inherits it (through the same path as document_acl_set); documents with their own ACL keep it."""
-    _require_writer(authority, source.tenant_id)
-    allowed = {"name", "kind", "base_url"}
-    changed = [k for k in fields if k in allowed]
-    for key in changed:
-        setattr(source, key, fields[key])
-    if "kind" in changed and source.kind not in Source.Kind.values:
-        raise ValidationError(f"unknown source kind {source.kind!r}")
-    if "name" in changed:
-        source.name = (source.name or "").strip()
-        if not source.name:
-            raise ValidationError("a source needs a name")
-        if Source.objects.filter(tenant_id=source.tenant_id, name=source.name).exclude(pk=source.pk).exists():
-            raise ValidationError(f"a source named {source.name!r} exists already")
-    if default_visibility is not None:
-        if default_visibility not in Visibility.values:
-            raise ValidationError("default_visibility must be 'workspace' or 'restricted'")
-        source.default_visibility = default_visibility
-        changed.append("default_visibility")
-    if members_may_upload is not None:
-        source.members_may_upload = bool(members_may_upload)
-        changed.append("members_may_upload")
-    specs = [principal_parse(entry) for entry in default_acl] if default_acl is not None else None
-    with transaction.atomic():
-        tenant = Tenant.objects.get(pk=source.tenant_id)
-        # FOR UPDATE waits for ingests holding the source FOR SHARE (sql.source_defaults_share), so their new
-        # documents are committed and re-applied below; ingests starting now read the new defaults.
-        Source.objects.select_for_update().filter(pk=source.pk).first()
-        before_ids = sorted(SourceAcl.objects.filter(source=source).values_list("principal_id", flat=True))
-        before_visibility = Source.objects.filter(pk=source.pk).values_list("default_visibility", flat=True).first()
-        if changed:
-            source.save(update_fields=changed)
-        acl_ids = before_ids
-        if specs is not None:
-            acl_ids = _principal_ids(tenant, specs, {})
-            SourceAcl.objects.filter(source=source).exclude(principal_id__in=acl_ids).delete()
-            SourceAcl.objects.bulk_create([SourceAcl(source=source, principal_id=i) for i in acl_ids],
-                                          ignore_conflicts=True)
-        if acl_ids != before_ids or source.default_visibility != before_visibility:
-            inheriting = list(Document.objects.select_for_update().filter(source=source, acl_inherited=True)
-                              .order_by("pk").values_list("pk", flat=True))
-            _documents_access_apply(tenant_id=source.tenant_id, document_ids=inheriting,
-                                    visibility=source.default_visibility, principal_ids=acl_ids, inherited=True)
-    return source
-
-
-def source_delete(*, authority: Authority, source: Source) -> int:
-    _require_writer(authority, source.tenant_id)
-    with transaction.atomic():
-        ids = list(Document.objects.filter(source=source).values_list("pk", flat=True))
-        documents_changed_notify([DocumentChange(i, source.tenant_id, "deleted") for i in ids])
-        source.delete()
-    return len(ids)
 
 
 def content_hash(title: str, text: str) -> str:
@@ -335,19 +96,6 @@ def chunk_location(start: int, end: int, segments: Sequence[tuple[int, int, str]
     return ", ".join(labels)[:200]
 
 
-def _principal_ids(tenant: Tenant, specs: Iterable[tuple[str, str]], cache: dict) -> list[int]:
-    ids = []
-    for kind, key in specs:
-        if (kind, key) not in cache:
-            if kind == Principal.Kind.USER:
-                principal = Principal.objects.filter(tenant=tenant, kind=kind, key=key).first()
-                if principal is None:
-                    raise ValidationError(f"user:{key} is not a member of this tenant")
-            else:
-                principal = principal_ensure(tenant=tenant, kind=kind, raw=key)
-            cache[(kind, key)] = principal.pk
-        ids.append(cache[(kind, key)])
-    return sorted(set(ids))
 
 
 def documents_ingest(*, authority: Authority, source: Source, items: Sequence[DocumentInput],
@@ -601,21 +349,6 @@ def document_update(*, authority: Authority, document: Document, title: str = KE
         return document_ingest(authority=authority, source=current.source, item=item)
 
 
-def _documents_access_apply(*, tenant_id: int, document_ids: Sequence[int], visibility: str,
-                            principal_ids: Sequence[int], inherited: bool) -> None:
-    """Give these documents this visibility and ACL, inside the caller's transaction. The one write path of
-    document access: the triggers re-copy it onto chunks and access classes, and listeners (findings,
-    answer caches) hear "access_changed"."""
-    if not document_ids:
-        return
-    Document.objects.filter(pk__in=document_ids).exclude(visibility=visibility, acl_inherited=inherited).update(
-        visibility=visibility, acl_inherited=inherited)
-    DocumentAcl.objects.filter(document_id__in=document_ids).exclude(principal_id__in=principal_ids).delete()
-    DocumentAcl.objects.bulk_create(
-        [DocumentAcl(document_id=d, principal_id=i) for d in document_ids for i in principal_ids],
-        ignore_conflicts=True,
-    )
-    documents_changed_notify([DocumentChange(d, tenant_id, "access_changed") for d in document_ids])
 
 
 def document_delete(*, authority: Authority, document: Document) -> None:

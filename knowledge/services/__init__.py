@@ -1,0 +1,26 @@
+"""Writes of the knowledge app, one module per concern: `records` (the one mapping from a record to
+`DocumentInput`, and its errors), `sources` (sources and their default access), `documents` (ingestion,
+import, ACLs, updates, deletion). Callers import from here."""
+
+from .documents import (
+    KEEP,
+    chunk_location,
+    content_hash,
+    document_acl_set,
+    document_delete,
+    document_ingest,
+    document_update,
+    documents_import,
+    documents_ingest,
+    documents_resume,
+)
+from .grants import source_upload_allowed
+from .records import RESERVED_METADATA_KEYS, DocumentInput, IngestResult, RecordInvalid, metadata_sanitise
+from .sources import source_create, source_delete, source_update
+
+__all__ = [
+    "KEEP", "RESERVED_METADATA_KEYS", "DocumentInput", "IngestResult", "RecordInvalid", "chunk_location",
+    "content_hash", "document_acl_set", "document_delete", "document_ingest", "document_update",
+    "documents_import", "documents_ingest", "documents_resume", "metadata_sanitise", "source_create",
+    "source_delete", "source_update", "source_upload_allowed",
+]
