@@ -45,6 +45,15 @@ def no_cache(settings):
 
 
 @pytest.fixture
+def llm(settings, fake_openai, no_cache):
+    """Answers from the OpenAI-compatible provider, against the scripted fake server."""
+    settings.ANSWER_PROVIDER = "openai"
+    settings.LLM_URL, settings.LLM_MODEL, settings.LLM_API_KEY = fake_openai.url, "fake-model", "sk-test"
+    settings.LLM_TIMEOUT = 5.0
+    return fake_openai
+
+
+@pytest.fixture
 def schema_world(world, settings):
     """acme and globex seeded with one of everything a path id can name, and API keys of acme's admin and member
     (chat.bench.security.schema)."""

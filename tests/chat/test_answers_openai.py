@@ -13,13 +13,6 @@ from tests.fake_openai import ScriptedCall
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def llm(settings, fake_openai, no_cache):
-    settings.ANSWER_PROVIDER = "openai"
-    settings.LLM_URL, settings.LLM_MODEL, settings.LLM_API_KEY = fake_openai.url, "fake-model", "sk-test"
-    settings.LLM_TIMEOUT = 5.0
-    return fake_openai
-
 
 def _chat_requests(fake):
     return [r.body for r in fake.requests_to("/chat/completions")]

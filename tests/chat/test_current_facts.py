@@ -170,13 +170,6 @@ def test_answer_for_a_caller_who_cannot_read_the_revision(world, docs, no_cache)
     assert document.pk not in {c["document_id"] for c in final["citations"] + final["sources"]}
 
 
-@pytest.fixture
-def llm(settings, fake_openai, no_cache):
-    settings.ANSWER_PROVIDER = "openai"
-    settings.LLM_URL, settings.LLM_MODEL, settings.LLM_API_KEY = fake_openai.url, "fake-model", "sk-test"
-    settings.LLM_TIMEOUT = 5.0
-    return fake_openai
-
 
 def test_model_is_given_the_ordered_facts_with_their_labels(world, docs, llm):  # noqa: F811
     c_old, c_new = _budget(world, docs)
