@@ -17,9 +17,9 @@ from django.conf import settings
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
 from chat.citations import all_citations, citations_for, relabel_by_first_use
 from chat.current_facts import current_facts
+from chat.decision import Grounding, PartResult, ground_question, hidden_probe, hint_payload
 from chat.evidence import Evidence
 from chat.followup import FollowUp, follow_up_sources
-from chat.grounding import Grounding, PartResult, ground_question, hidden_probe, hint_payload
 from chat.models import Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
 from chat.providers.base import NOT_FOUND_TEXT, stream_text

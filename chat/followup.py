@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chat.decision import Grounding, PartResult
 from chat.evidence import Evidence, evidence_from_chunk
 from chat.gate import GateDecision
-from chat.grounding import Grounding, PartResult
 from chat.models import Conversation, Message
 from chat.selectors import answers_withdrawn
 from chat.smalltalk import NO_PREVIOUS_ANSWER_TEXT, PREVIOUS_SOURCES_GONE_TEXT, SmallTalk, classify

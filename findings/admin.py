@@ -14,7 +14,7 @@ from groundwork.admin_scoping import (
 )
 from groundwork.models import Tenant
 
-from .grounding import REJECTION_REASONS
+from .audit import REJECTION_REASONS
 from .models import Claim, ClaimEvidence, Entity, ModelUsage, ProjectionQuality, RelationType, ReviewItem
 from .services import ReviewItemNotFound, review_item_approve, review_item_reject
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .grounding import fold
+from .audit import fold
 
 # Fixed forever: changing it changes every fact identity and breaks deduplication against stored claims.
 FACT_NAMESPACE = uuid.UUID("4c0c73a1-5967-4e0a-b5e2-0fc7fb3a91f8")
@@ -72,7 +72,7 @@ def statement_key(statement: str) -> str:
 def fact_identity(subject_key: str, predicate: str, object_key: str, statement: str) -> uuid.UUID:
     """A content id for a fact: UUID5 over resolved subject, predicate, object and normalised statement.
 
-    Callers pass keys already normalised by `findings.grounding.entity_key`; they are not normalised again
+    Callers pass keys already normalised by `findings.audit.entity_key`; they are not normalised again
     because that function is not idempotent in every edge case ("the the x"), and identity must be stable.
     """
     parts = (subject_key, predicate, object_key, statement_key(statement))

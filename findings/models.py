@@ -85,7 +85,7 @@ class RelationType(models.Model):
 
 
 class Entity(models.Model):
-    """A named thing claims are about, per tenant. `key` is `findings.grounding.entity_key(name)`."""
+    """A named thing claims are about, per tenant. `key` is `findings.audit.entity_key(name)`."""
 
     tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
     name = models.CharField(max_length=300)

@@ -1,7 +1,7 @@
 """What an extractor proposes, before anything it said is trusted.
 
 An extractor (the offline patterns one, or a model behind `EXTRACTION_SCHEMA`) returns an `Extraction`;
-`findings.grounding.GroundedProjection.from_extraction` decides what of it survives. These types are frozen
+`findings.audit.GroundedProjection.from_extraction` decides what of it survives. These types are frozen
 so an audit can never edit a proposal in place: accepted facts are rewritten as new values.
 """
 

@@ -21,10 +21,10 @@ from knowledge.hooks import DocumentChange
 from knowledge.models import Chunk
 
 from . import sql
+from .audit import GroundedProjection, entity_key
 from .dates import cap_valid_to, parse_date, resolve_valid_from
 from .extractors.base import Extractor
 from .extractors.patterns import PatternsExtractor
-from .grounding import GroundedProjection, entity_key
 from .llm import llm_endpoint, usage_record, verdict_model_for
 from .models import Claim, ClaimEvidence, ProjectionQuality, ReviewItem
 from .proposals import ExtractionInvalid

@@ -31,6 +31,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_rand
 from knowledge.sql import vector_literal
 
 from . import sql
+from .audit import entity_key
 from .consolidation import (
     MAX_BATCH_VERDICTS,
     AmbiguousCandidate,
@@ -42,7 +43,6 @@ from .consolidation import (
     fact_identity,
     state_slot_key,
 )
-from .grounding import entity_key
 from .models import Entity, RelationType, ReviewItem
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The gate's decision revised by the verdict (chat.grounding calls this after chat.gate.gate_decide)."""
+"""The gate's decision revised by the verdict (chat.decision calls this after chat.gate.gate_decide)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from chat.decision import Grounding
 from chat.evidence import Evidence
-from chat.grounding import Grounding
 
 if TYPE_CHECKING:
     from chat.current_facts import StateFacts

@@ -10,9 +10,9 @@ from django.conf import settings
 from chat.citations import relabel_by_first_use
 from chat.context import assemble_context
 from chat.current_facts import StateFacts
+from chat.decision import Grounding
 from chat.extractive import ExtractedSentence, compose_extractive_answer
 from chat.gate import GapKind
-from chat.grounding import Grounding
 
 from .base import (
     EMPTY_BASE_TEXT,

@@ -22,8 +22,8 @@ from django.conf import settings
 
 from chat.context import GROUNDED_SYSTEM_PROMPT, assemble_context, conversational_messages
 from chat.current_facts import facts_prompt
+from chat.decision import Grounding
 from chat.evidence import Evidence
-from chat.grounding import Grounding
 from groundwork.modelclient import ModelEndpoint, ModelError, ToolCall, chat_stream
 
 from .base import NOT_FOUND_TEXT, UNAVAILABLE_TEXT, AnswerRequest, Delta, Done, ProviderEvent, Sources, stream_text

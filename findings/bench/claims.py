@@ -32,8 +32,8 @@ from django.db import connections
 from django.test.utils import override_settings
 
 from findings import sql
+from findings.audit import REJECTION_REASONS
 from findings.extractors.patterns import PatternsExtractor
-from findings.grounding import REJECTION_REASONS
 from findings.selectors import ontology_specs
 from findings.services import chunk_facts
 from findings.writer import FactInput, claims_write
@@ -159,7 +159,7 @@ def _anomalies(tenant_id: int, facts: dict[int, list[FactInput]]) -> dict[str, i
 
 def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[sql.CandidateRow]:
     """Up to 50 candidates built from written facts, as the writer would send them to `claims_match`."""
-    from findings.grounding import entity_key
+    from findings.audit import entity_key
     from findings.models import Entity, RelationType
     from findings.writer import _embed
 

@@ -1,7 +1,7 @@
 """The offline extractor: ontology phrasings between two names in a sentence. No model, fully deterministic.
 
 It is the default when no model is configured, and a baseline for measuring one. It favours precision: a
-sentence carrying any hedge or negation (see `findings.grounding.HEDGE_FAMILIES`) yields nothing, because
+sentence carrying any hedge or negation (see `findings.audit.HEDGE_FAMILIES`) yields nothing, because
 a pattern cannot tell "Priya is not the owner of Billing" from "Priya is the owner of Billing" in a triple.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 from knowledge.sentences import sentence_spans
 
+from ..audit import entity_key, hedges_in
 from ..dates import find_date_in
-from ..grounding import entity_key, hedges_in
 from ..ontology import GENERIC_RELATION, RelationSpec
 from ..proposals import Extraction, ProposedEntity, ProposedFact
 

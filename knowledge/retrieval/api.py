@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from groundwork.api import AuthorityAPIView
 
 from .grep import GrepRefused
-from .ground import ground, ground_search
+from .lookup import ground, ground_search
 from .types import RetrievalUnavailable, SearchFilters
 
 

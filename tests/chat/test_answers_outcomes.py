@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chat.grounding import hint_payload, split_question
+from chat.decision import hint_payload, split_question
 from chat.models import GapEvent, Message
 from knowledge.models import Document
 from knowledge.retrieval.hints import HiddenRecord
@@ -176,7 +176,7 @@ def test_long_descriptions_are_one_question_short_compounds_are_split():
 
 
 def test_low_confidence_refusal_searches_once_more_with_a_reformulated_query(world, corpus):
-    from chat.grounding import part_ground
+    from chat.decision import part_ground
 
     part = part_ground(world.authority(world.member), "What is the visitor parking policy?")
     assert part.retried_with == "visitor parking policy" and not part.answerable

@@ -55,7 +55,7 @@ def no_retrieval():
     """Every search entry point fails the test if it is called."""
     with mock.patch("chat.answering.ground_question", side_effect=AssertionError("search ran")) as grounding, \
             mock.patch("chat.answering.hidden_probe", side_effect=AssertionError("hidden probe ran")), \
-            mock.patch("chat.grounding.hybrid_search", side_effect=AssertionError("retrieval ran")), \
+            mock.patch("chat.decision.hybrid_search", side_effect=AssertionError("retrieval ran")), \
             mock.patch("chat.answering.current_facts", side_effect=AssertionError("findings read")):
         yield grounding
 

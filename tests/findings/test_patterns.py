@@ -1,8 +1,8 @@
 import pytest
 
+from findings.audit import GroundedProjection
 from findings.extractors.base import Extractor
 from findings.extractors.patterns import PatternsExtractor, sentences
-from findings.grounding import GroundedProjection
 from findings.selectors import ontology_specs
 
 

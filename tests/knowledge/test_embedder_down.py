@@ -9,7 +9,7 @@ from celery.exceptions import Retry
 from groundwork import celery_app
 from knowledge.models import Chunk
 from knowledge.retrieval import RetrievalUnavailable, hybrid_search
-from knowledge.retrieval.ground import ground_search
+from knowledge.retrieval.lookup import ground_search
 from knowledge.tasks import chunks_embed_task
 from tests.knowledge.conftest import ingest
 

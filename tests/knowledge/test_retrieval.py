@@ -12,8 +12,8 @@ from knowledge.embedding import chunks_embed, space_activate
 from knowledge.models import Chunk, Document
 from knowledge.retrieval import RetrievalUnavailable, SearchFilters, hybrid_search
 from knowledge.retrieval.grep import GrepRefused, grep_search
-from knowledge.retrieval.ground import ground, ground_evidence
 from knowledge.retrieval.hints import hidden_relevant
+from knowledge.retrieval.lookup import ground, ground_evidence
 from knowledge.retrieval.vector import vector_search
 from tests.fake_openai import wrong_width_embedder
 from tests.knowledge.conftest import ingest

@@ -1,4 +1,4 @@
-"""Grounding lookups in tiers, and the direct evidence lookup with its two different empties.
+"""The /ground endpoint's evidence lookup in tiers, and the direct evidence lookup with its two different empties.
 
 `ground()` answers from the first tier that has something:
   (a) memo  — an exact (name, fingerprint) hit for this tenant and principal set: no search at all;

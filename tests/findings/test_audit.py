@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from findings.grounding import (
+from findings.audit import (
     REJECTION_REASONS,
     GroundedProjection,
     enclosing_sentence,
