@@ -1,14 +1,20 @@
-"""One answer, end to end, as a stream of protocol events: `sources` (before any token), `token`s, `final`.
+"""One answer, end to end, in one straight line: authorise -> retrieve -> decide -> compose -> stream -> record.
 
-The provider decides what to say; this module enforces what leaves the server: tokens pass the label
-hold-back (no half-written or invented label is ever sent), only labels that map to a retrieved chunk the
-caller can read become citations, the hint is content-free, refusals become gap events, grounded answers
-are cached per authority and checked for groundedness after commit.
+- authorise: small talk and "summarise that" are answered without searching (chat.smalltalk, chat.followup);
+  what the caller may search, and a state question's current findings (chat.current_facts), under their rights.
+- retrieve: the question is embedded once (chat.retrieval); that vector serves the answer cache, the search
+  and its one repeat, and the hidden-record probe's topic words are embedded in the same call.
+- decide: the refusal gate and the answerability judge, per sub-question, as a frozen decision (chat.decision).
+- compose: the provider turns the decision into `Sources`, `Delta`s and `Done`; it never changes the decision.
+- stream: what leaves the server — tokens pass the label hold-back (no half-written or invented label is ever
+  sent), only labels that map to a retrieved chunk the caller can read become citations.
+- record: the outcome, the content-free hint, gap events, the message, the cache; groundedness is checked after
+  commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,14 +22,16 @@ from django.conf import settings
 
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
 from chat.citations import all_citations, citations_for, relabel_by_first_use
-from chat.current_facts import current_facts
-from chat.decision import Grounding, PartResult, ground_question, hidden_probe, hint_payload
+from chat.current_facts import StateFacts, current_facts
+from chat.decision import Decision, PartDecision, decide_question
 from chat.evidence import Evidence
 from chat.followup import FollowUp, follow_up_sources
-from chat.models import Conversation, Mode, Outcome
+from chat.hints import hidden_probe, hint_payload
+from chat.models import AnswerCache, Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
-from chat.providers.base import NOT_FOUND_TEXT, stream_text
+from chat.providers.base import NOT_FOUND_TEXT, ProviderEvent, stream_text
 from chat.rendering import render_answer_html
+from chat.retrieval import QuestionVectors, question_vectors
 from chat.selectors import History, citations_present, conversation_history, hints_recently_given
 from chat.services import answer_record, evidence_from_citation, gap_event_record
 from chat.smalltalk import REPLIES, SmallTalk
@@ -49,107 +57,168 @@ def _citation_dicts(authority: Authority, label_map: dict[str, Evidence], text: 
     return citations_present(authority, [c.as_dict() for c in citations])
 
 
-def _decisive_parts(groundings: list[Grounding]) -> list[PartResult]:
-    """The parts the outcome is judged on: the first search that found something (a model that searched
-    twice usually did so because the first query missed), else the last search."""
-    for grounding in groundings:
-        if any(p.answerable for p in grounding.parts):
-            return grounding.parts
-    return groundings[-1].parts if groundings else []
+@dataclass(frozen=True)
+class FixedReply:
+    """A reply decided without searching (small talk, a follow-up with nothing to follow)."""
+
+    text: str
+    outcome: str
+    mode: str
 
 
-def _outcome(done: Done, parts: list[PartResult], cited: bool) -> str:
-    if done.outcome:
-        return done.outcome
-    if done.mode == Mode.CONVERSATIONAL:
-        return Outcome.ANSWERED
-    answered = [p for p in parts if p.answerable]
-    if cited and answered:
-        return Outcome.ANSWERED if len(answered) == len(parts) else Outcome.PARTIAL
-    if any(p.unavailable for p in parts):
-        return Outcome.UNAVAILABLE
-    return Outcome.NOT_FOUND
+@dataclass(frozen=True)
+class Asked:
+    """What the caller asked and may search: the output of the authorise step."""
+
+    question: str
+    conversation: Conversation
+    reply: FixedReply | None = None
+    has_corpus: bool = False
+    follow_up: FollowUp | None = None
+    facts: StateFacts | None = None
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """The output of the retrieve and decide steps: one decision per query, the question's made before the
+    provider runs (unless the provider chooses its own queries), and the cache's key or hit."""
+
+    search: Callable[[str], Decision]
+    key: QuestionKey | None = None
+    cached: AnswerCache | None = None
+
+
+@dataclass(frozen=True)
+class Composed:
+    """What the stream step sent: the answer text, its label map, the labels it removed, the provider's Done."""
+
+    answer: str
+    label_map: dict[str, Evidence]
+    removed: list[str]
+    done: Done
 
 
 def answer_events(authority: Authority, *, question: str, conversation: Conversation,
                   provider: AnswerProvider | None = None) -> Iterator[AnswerEvent]:
+    """The public entry point (REST API, chat page, benchmarks): the events of one answer, recorded."""
     provider = provider or provider_get()
+    asked = _authorise(authority, question, conversation)
+    if asked.reply is not None:
+        yield from _fixed_reply(authority, asked)
+        return
+    retrieved = _retrieve(authority, asked, provider)
+    if retrieved.cached is not None:
+        yield from _serve_cached(authority, question=question, conversation=conversation,
+                                 citations=retrieved.cached.citations, answer=retrieved.cached.answer)
+        return
+    history = _history(authority, asked, provider)
+    request = _request(asked, retrieved, history, provider)
+    composed = yield from _stream(authority, provider.answer(request))
+    yield _record(authority, asked, retrieved, composed, history, provider)
+
+
+def _authorise(authority: Authority, question: str, conversation: Conversation) -> Asked:
     talk = classify_small_talk(question)
     if talk in REPLIES:
         # Thanks, greetings, "what can you do": no search at all, no citations (chat.smalltalk).
-        yield from _fixed_reply(authority, question=question, conversation=conversation, text=REPLIES[talk],
-                                outcome=Outcome.SMALL_TALK, mode=Mode.CONVERSATIONAL)
-        return
+        reply = FixedReply(REPLIES[talk], Outcome.SMALL_TALK, Mode.CONVERSATIONAL)
+        return Asked(question, conversation, reply=reply)
     has_corpus = tenant_has_corpus(authority)
     follow_up: FollowUp | None = None
     if talk == SmallTalk.FOLLOW_UP:
         follow_up = follow_up_sources(authority, conversation)
         if follow_up.refusal:
-            yield from _fixed_reply(authority, question=question, conversation=conversation,
-                                    text=follow_up.refusal, outcome=Outcome.NOT_FOUND, mode=Mode.GROUNDING)
-            return
+            return Asked(question, conversation, reply=FixedReply(follow_up.refusal, Outcome.NOT_FOUND, Mode.GROUNDING))
     # A state question leads with the finding valid at the asked time (chat.current_facts). Such answers are
     # not cached: "now" moves, and a later claim can supersede the lead without touching its cited records.
     # A follow-up of a state answer keeps its lead: the findings of the question it follows up.
     facts = (current_facts(authority, follow_up.question if follow_up else question) if has_corpus else None)
+    return Asked(question, conversation, has_corpus=has_corpus, follow_up=follow_up, facts=facts)
+
+
+class _Decisions:
+    """One decision per query, made once: the question's with the vectors retrieval embedded for it."""
+
+    def __init__(self, authority: Authority, question: str, vectors: QuestionVectors | None) -> None:
+        self.authority, self.question, self.vectors = authority, question, vectors
+        self.made: dict[str, Decision] = {}
+
+    def __call__(self, query: str) -> Decision:
+        if query not in self.made:
+            vectors = self.vectors if query == self.question else None
+            self.made[query] = decide_question(self.authority, query, vectors=vectors)
+        return self.made[query]
+
+
+def _retrieve(authority: Authority, asked: Asked, provider: AnswerProvider) -> Retrieved:
+    if asked.follow_up is not None:
+        # "Summarise that": the previous answer's sources, re-read under the caller's access, whatever the
+        # provider searches for; nothing is embedded.
+        decision = asked.follow_up.decision()
+        return Retrieved(search=lambda query: decision)
+    question = asked.question
+    cacheable = asked.has_corpus and settings.ANSWER_CACHE_ENABLED and asked.facts is None
+    chooses = getattr(provider, "chooses_queries", False)
+    # Embedded once, here, when anything will use the vectors: the cache lookup or the question's own search.
+    vectors = question_vectors(question, whole=cacheable) if asked.has_corpus and (cacheable or not chooses) else None
     key: QuestionKey | None = None
-    if has_corpus and settings.ANSWER_CACHE_ENABLED and facts is None and follow_up is None:
-        key = question_key(question)
+    if cacheable:
+        key = question_key(question, vectors.get(question) if vectors else None)
         cached = answer_cache_get(authority, provider=provider.cache_id, key=key)
         if cached is not None:
-            yield from _serve_cached(authority, question=question, conversation=conversation,
-                                     citations=cached.citations, answer=cached.answer)
-            return
+            return Retrieved(search=lambda query: decide_question(authority, query), key=key, cached=cached)
+    decisions = _Decisions(authority, question, vectors)
+    if asked.has_corpus and not chooses:
+        decisions(question)  # decide: before anything is composed
+    return Retrieved(search=decisions, key=key)
 
+
+def _history(authority: Authority, asked: Asked, provider: AnswerProvider) -> History:
     # A provider that never reads the history (the extractive one) is not given it, so its answers do not rest
     # on the earlier answers' records; one that does not say is assumed to read it.
-    reads_history = getattr(provider, "reads_history", True)
-    history = (conversation_history(authority, conversation, turns=settings.ANSWER_HISTORY_TURNS)
-               if reads_history else History(messages=[], document_ids=[]))
-    if follow_up is None:
-        request = AnswerRequest(
-            question=question, has_corpus=has_corpus, search=lambda query: ground_question(authority, query),
-            history=history.messages, facts=facts,
-        )
-    else:
-        # "Summarise that": the previous answer's sources, re-read under the caller's access, whatever the
-        # provider searches for. A provider without the history cannot resolve "that", so it is given the
-        # question "that" answered.
-        grounding = follow_up.grounding()
-        request = AnswerRequest(
-            question=question if reads_history else follow_up.question, has_corpus=True,
-            search=lambda query: grounding, history=history.messages, facts=facts,
-        )
+    if not getattr(provider, "reads_history", True):
+        return History(messages=[], document_ids=[])
+    return conversation_history(authority, asked.conversation, turns=settings.ANSWER_HISTORY_TURNS)
+
+
+def _request(asked: Asked, retrieved: Retrieved, history: History, provider: AnswerProvider) -> AnswerRequest:
+    question, has_corpus = asked.question, asked.has_corpus
+    if asked.follow_up is not None:
+        # A provider without the history cannot resolve "that", so it is given the question "that" answered.
+        reads_history = getattr(provider, "reads_history", True)
+        question, has_corpus = (asked.question if reads_history else asked.follow_up.question), True
+    return AnswerRequest(question=question, has_corpus=has_corpus, search=retrieved.search,
+                         history=history.messages, facts=asked.facts)
+
+
+def _stream(authority: Authority, events: Iterator[ProviderEvent]) -> Iterator[AnswerEvent]:
+    """Compose and stream: the provider's events as protocol events; returns what was sent (`Composed`)."""
     label_map: dict[str, Evidence] = {}
     holdback = LabelHoldBack(())
     sources_sent = False
     pieces: list[str] = []
     removed: list[str] = []
     done = Done(mode=Mode.GROUNDING, error="provider_ended_without_result")
-    for event in provider.answer(request):
+    for event in events:
+        if isinstance(event, Done):
+            done = event
+            break
         if isinstance(event, Sources):
             # Later searches extend the map; labels already sent keep their meaning.
             label_map = dict(event.label_map)
             held = holdback.flush()
             removed.extend(label for label in holdback.removed if label not in removed)
             holdback = LabelHoldBack(label_map.keys())
-            sources_sent = True
             yield AnswerEvent("sources", {"sources": _citation_dicts(authority, label_map)})
             text = holdback.feed(held) if held else ""
-            if text:
-                pieces.append(text)
-                yield AnswerEvent("token", {"text": text})
-        elif isinstance(event, Delta):
+        else:
             if not sources_sent:
-                sources_sent = True
                 yield AnswerEvent("sources", {"sources": []})
-            text = holdback.feed(event.text)
-            if text:
-                pieces.append(text)
-                yield AnswerEvent("token", {"text": text})
-        elif isinstance(event, Done):
-            done = event
-            break
+            text = holdback.feed(event.text) if isinstance(event, Delta) else ""
+        sources_sent = True
+        if text:
+            pieces.append(text)
+            yield AnswerEvent("token", {"text": text})
     if not sources_sent:
         yield AnswerEvent("sources", {"sources": []})
     tail = holdback.flush()
@@ -157,53 +226,99 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
         pieces.append(tail)
         yield AnswerEvent("token", {"text": tail})
     removed.extend(label for label in holdback.removed if label not in removed)
-    answer = "".join(pieces)
-    if done.mode == Mode.GROUNDING and not answer.strip():
+    if done.mode == Mode.GROUNDING and not "".join(pieces).strip():
         for delta in stream_text(NOT_FOUND_TEXT):
             pieces.append(delta.text)
             yield AnswerEvent("token", {"text": delta.text})
-        answer = "".join(pieces)
+    return Composed(answer="".join(pieces), label_map=label_map, removed=removed, done=done)
+
+
+def _decisive_parts(decisions: list[Decision]) -> tuple[PartDecision, ...]:
+    """The parts the outcome is judged on: the first search that found something (a model that searched
+    twice usually did so because the first query missed), else the last search."""
+    for decision in decisions:
+        if any(p.answerable for p in decision.parts):
+            return decision.parts
+    return decisions[-1].parts if decisions else ()
+
+
+def _outcome(done: Done, parts: tuple[PartDecision, ...], cited: bool) -> str:
+    if done.outcome:
+        return done.outcome
     if done.mode == Mode.CONVERSATIONAL:
-        label_map = {}
+        return Outcome.ANSWERED
+    answered = [p for p in parts if p.answerable and p.question not in done.uncomposed]
+    if cited and answered:
+        return Outcome.ANSWERED if len(answered) == len(parts) else Outcome.PARTIAL
+    if any(p.unavailable for p in parts):
+        return Outcome.UNAVAILABLE
+    return Outcome.NOT_FOUND
+
+
+@dataclass(frozen=True)
+class Concluded:
+    """The record step's reading of a composed answer: outcome, citations, the hint, the decisive parts."""
+
+    outcome: str
+    answer: str
+    label_map: dict[str, Evidence]
+    citations: list[dict]
+    hint: dict | None
+    parts: tuple[PartDecision, ...]
+    hidden: frozenset[str]  # part questions with a relevant record the caller may not read
+
+
+def _conclude(authority: Authority, asked: Asked, composed: Composed) -> Concluded:
+    done = composed.done
+    grounding = done.mode == Mode.GROUNDING
+    answer, label_map = composed.answer, composed.label_map if grounding else {}
     # Labels as the reader sees them: S1..Sn in the order the answer first cites them. The extractive
     # provider streamed them that way already (identity here); a model's answer is only known now, so the
     # final event carries the renumbered answer and the client re-renders from it.
-    if done.mode == Mode.GROUNDING:
+    if grounding:
         answer, label_map = relabel_by_first_use(answer, label_map)
-    citations = _citation_dicts(authority, label_map, answer) if done.mode == Mode.GROUNDING else []
-    if done.mode == Mode.GROUNDING and follow_up is None:
-        hidden_probe(authority, done.groundings)
-    parts = _decisive_parts(done.groundings)
+    citations = _citation_dicts(authority, label_map, answer) if grounding else []
+    hidden = hidden_probe(authority, done.decisions) if grounding and asked.follow_up is None else {}
+    parts = _decisive_parts(done.decisions)
     outcome = _outcome(done, parts, bool(citations))
-    if facts is not None and citations and outcome == Outcome.NOT_FOUND and done.mode == Mode.GROUNDING:
+    if asked.facts is not None and citations and outcome == Outcome.NOT_FOUND and grounding:
         # The findings' lead answered from readable evidence although the search's gate found no sentence.
         outcome = Outcome.ANSWERED
-    hidden = [h for g in done.groundings for h in g.hidden]
-    hint = hint_payload(hidden) if done.mode == Mode.GROUNDING else None
+    records = [r for d in done.decisions for p in d.parts for r in hidden.get(p.question, ())]
+    hint = hint_payload(list(dict.fromkeys(records))) if grounding else None
     if hint is not None and hints_recently_given(authority) >= settings.ANSWER_HINTS_PER_HOUR:
         # A second layer against probing for hidden records with many questions: past the hourly allowance
         # an answer says nothing about hidden records at all.
         hint = None
+    return Concluded(outcome=outcome, answer=answer, label_map=label_map, citations=citations, hint=hint,
+                     parts=parts, hidden=frozenset(q for q, found in hidden.items() if found))
 
-    for part in parts:
-        gap = part.gap
-        if gap is not None and outcome != Outcome.ANSWERED:
+
+def _record(authority: Authority, asked: Asked, retrieved: Retrieved, composed: Composed, history: History,
+            provider: AnswerProvider) -> AnswerEvent:
+    done = composed.done
+    end = _conclude(authority, asked, composed)
+    for part in end.parts:
+        gap = part.gap(hidden=part.question in end.hidden, composed=part.question not in done.uncomposed)
+        if gap is not None and end.outcome != Outcome.ANSWERED:
             gap_event_record(authority, kind=gap[0], question=part.question, cause=gap[1])
-    lexical_only = any(g.lexical_only for g in done.groundings)
+    lexical_only = any(d.lexical_only for d in done.decisions)
+    follow_up = asked.follow_up
     message = answer_record(
-        authority, conversation=conversation, question=question, answer=answer, outcome=outcome, mode=done.mode,
-        corpus="tenant" if has_corpus else "empty", citations=citations, hint=hint, verify=bool(citations),
-        lexical_only=lexical_only,
+        authority, conversation=asked.conversation, question=asked.question, answer=end.answer, outcome=end.outcome,
+        mode=done.mode, corpus="tenant" if asked.has_corpus else "empty", citations=end.citations, hint=end.hint,
+        verify=bool(end.citations), lexical_only=lexical_only,
         context_document_ids=[*history.document_ids, *(follow_up.document_ids if follow_up else ())],
     )
     # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
     # restate earlier answers' records is not shared either (the cache re-checks only citations).
-    if (key is not None and outcome == Outcome.ANSWERED and done.mode == Mode.GROUNDING and hint is None
-            and not done.error and not lexical_only and not history.document_ids):
-        answer_cache_put(authority, provider=provider.cache_id, key=key, question=question, answer=answer,
-                         citations=citations)
-    yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=removed, cached=False,
-                                      error=done.error, sources=_citation_dicts(authority, label_map)))
+    if (retrieved.key is not None and end.outcome == Outcome.ANSWERED and done.mode == Mode.GROUNDING
+            and end.hint is None and not done.error and not lexical_only and not history.document_ids):
+        answer_cache_put(authority, provider=provider.cache_id, key=retrieved.key, question=asked.question,
+                         answer=end.answer, citations=end.citations)
+    return AnswerEvent("final", _final(message, answer=end.answer, label_map=end.label_map, removed=composed.removed,
+                                       cached=False, error=done.error,
+                                       sources=_citation_dicts(authority, end.label_map)))
 
 
 def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: list[str], cached: bool,
@@ -229,17 +344,17 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
     }
 
 
-def _fixed_reply(authority: Authority, *, question: str, conversation: Conversation, text: str, outcome: str,
-                 mode: str) -> Iterator[AnswerEvent]:
-    """A reply decided without searching (small talk, a follow-up with nothing to follow): no sources, no
-    citations, recorded like any answer."""
+def _fixed_reply(authority: Authority, asked: Asked) -> Iterator[AnswerEvent]:
+    """A reply decided without searching: no sources, no citations, recorded like any answer."""
+    reply = asked.reply
     yield AnswerEvent("sources", {"sources": []})
-    for delta in stream_text(text):
+    for delta in stream_text(reply.text):
         yield AnswerEvent("token", {"text": delta.text})
     corpus = "tenant" if tenant_has_corpus(authority) else "empty"
-    message = answer_record(authority, conversation=conversation, question=question, answer=text, outcome=outcome,
-                            mode=mode, corpus=corpus, citations=[], hint=None, verify=False)
-    yield AnswerEvent("final", _final(message, answer=text, label_map={}, removed=[], cached=False, error=None,
+    message = answer_record(authority, conversation=asked.conversation, question=asked.question, answer=reply.text,
+                            outcome=reply.outcome, mode=reply.mode, corpus=corpus, citations=[], hint=None,
+                            verify=False)
+    yield AnswerEvent("final", _final(message, answer=reply.text, label_map={}, removed=[], cached=False, error=None,
                                       sources=[]))
 
 

@@ -32,6 +32,7 @@ from chat.terms import key_terms, normalise, words
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
 from knowledge.hooks import DocumentChange
+from knowledge.retrieval import QueryVector
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,10 @@ def question_normalise(question: str) -> str:
     return " ".join(normalise(question).casefold().split()).rstrip(" ?!.")
 
 
-def question_key(question: str) -> QuestionKey:
-    """The exact key, and the embedding for the similarity scope (computed here, outside any transaction)."""
+def question_key(question: str, embedded: QueryVector | None = None) -> QuestionKey:
+    """The exact key, and the embedding for the similarity scope. `embedded`: the question's vector as
+    retrieval embedded it (chat.retrieval), so an answered question is embedded once; without it the key's text
+    is embedded here (outside any transaction)."""
     from knowledge.embedders import (
         EmbeddingError,
         embedder_get,
@@ -84,8 +87,11 @@ def question_key(question: str) -> QuestionKey:
     digest = hashlib.sha256(text.encode()).hexdigest()
     embedder = embedder_get()
     vector, model = None, ""
+    if embedded is not None:
+        if embedded.vector is not None and embedder is not None:
+            vector, model = list(embedded.vector), embedder.model_id
     # While the embedder is failing, only exact repeats are looked up (and the search skips it too).
-    if embedder is not None and not query_embedding_suspended():
+    elif embedder is not None and not query_embedding_suspended():
         try:
             vector, model = list(embedder.embed_query(text)), embedder.model_id
         except EmbeddingError as exc:

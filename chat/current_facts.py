@@ -282,20 +282,7 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     # The matched rows' own objects win: the lines are written from them, and `_evidence_for` marks them.
     pool = {**{pk: c for pk, c in extra.items() if _standing(c)}, **claims}
 
-    plans: list[tuple[str, list[Claim]]] = []  # ("lead" | "disagree" | "holders", claims)
-    for members in groups.values():
-        at_time = [c for c in members if _valid_at(c, asked.at)]
-        distinct: dict[str, Claim] = {}
-        for claim in sorted(at_time, key=lambda c: (c.valid.lower or datetime.min.replace(tzinfo=UTC), c.pk)):
-            distinct.setdefault(claim.object_key if by_subject else str(claim.subject_id), claim)
-        if not distinct:
-            continue
-        if len(distinct) == 1:
-            plans.append(("lead", list(distinct.values())))
-        elif by_subject:
-            plans.append(("disagree", list(distinct.values())))
-        else:
-            plans.append(("holders", list(distinct.values())))
+    plans = _plans(groups, asked, by_subject)
     if not plans:
         return None
     used = {c.pk for _, members in plans for c in members}
@@ -317,6 +304,26 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     if not lines:
         return None
     return StateFacts(question=question, asked=asked, lines=tuple(lines), claim_ids=tuple(sorted(needed)))
+
+
+def _plans(groups: Mapping[tuple, list[Claim]], asked: AskedTime,
+           by_subject: bool) -> list[tuple[str, list[Claim]]]:
+    """Per slot, the claims valid at the asked time, one per value: ("lead" | "disagree" | "holders", claims)."""
+    plans: list[tuple[str, list[Claim]]] = []
+    for members in groups.values():
+        at_time = [c for c in members if _valid_at(c, asked.at)]
+        distinct: dict[str, Claim] = {}
+        for claim in sorted(at_time, key=lambda c: (c.valid.lower or datetime.min.replace(tzinfo=UTC), c.pk)):
+            distinct.setdefault(claim.object_key if by_subject else str(claim.subject_id), claim)
+        if not distinct:
+            continue
+        if len(distinct) == 1:
+            plans.append(("lead", list(distinct.values())))
+        elif by_subject:
+            plans.append(("disagree", list(distinct.values())))
+        else:
+            plans.append(("holders", list(distinct.values())))
+    return plans
 
 
 def _predecessor(claim: Claim, pool: Mapping[int, Claim], by_subject: bool) -> Claim | None:

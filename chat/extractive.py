@@ -133,7 +133,15 @@ def compose_extractive_answer(
             )
             candidates.append((score + bonus, rank, extracted, stems))
 
-    candidates.sort(key=lambda c: (-c[0], c[1], c[2].start))
+    sentences = _choose(candidates, max_sentences)
+    text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
+    return ExtractiveAnswer(text=text, sentences=sentences)
+
+
+def _choose(candidates: list[tuple[float, int, ExtractedSentence, set[str]]],
+            max_sentences: int) -> list[ExtractedSentence]:
+    """The best `max_sentences` candidates, near-duplicates collapsed, in reading order."""
+    candidates = sorted(candidates, key=lambda c: (-c[0], c[1], c[2].start))
     chosen: list[tuple[int, ExtractedSentence, set[str]]] = []
     for _score, rank, extracted, stems in candidates:
         if len(chosen) >= max_sentences:
@@ -141,10 +149,7 @@ def compose_extractive_answer(
         if any(_near_duplicate(stems, other) for _, _, other in chosen):
             continue
         chosen.append((rank, extracted, stems))
-
     # The best sentence leads (for a question, the one holding the answer); the rest keep source and
     # document order so related sentences read in sequence.
     rest = sorted(chosen[1:], key=lambda c: (c[0], c[1].start))
-    sentences = [extracted for _, extracted, _ in chosen[:1] + rest]
-    text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
-    return ExtractiveAnswer(text=text, sentences=sentences)
+    return [extracted for _, extracted, _ in chosen[:1] + rest]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chat.decision import Grounding, PartResult
+from chat.decision import Decision, PartDecision
 from chat.evidence import Evidence, evidence_from_chunk
 from chat.gate import GateDecision
 from chat.models import Conversation, Message
@@ -27,11 +27,11 @@ class FollowUp:
     document_ids: list[int] = field(default_factory=list)
     refusal: str | None = None  # why there is nothing to follow up on
 
-    def grounding(self) -> Grounding:
-        """The previous sources as the one answerable part of a grounding: what the provider composes from."""
+    def decision(self) -> Decision:
+        """The previous sources as the one answerable part of a decision: what the provider composes from."""
         decision = GateDecision(answer=True, reason="previous_answer_sources", confidence=1.0, coverage=1.0)
-        return Grounding(question=self.question,
-                         parts=[PartResult(question=self.question, evidence=list(self.evidence), decision=decision)])
+        return Decision(question=self.question,
+                        parts=(PartDecision(question=self.question, evidence=tuple(self.evidence), decision=decision),))
 
 
 def follow_up_sources(authority: Authority, conversation: Conversation) -> FollowUp:

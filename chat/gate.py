@@ -104,12 +104,7 @@ def gate_decide(
     min_coverage = settings.ANSWER_GATE_MIN_COVERAGE
     min_similarity = settings.ANSWER_GATE_MIN_SIMILARITY
     semantic_coverage = settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE
-    solo_coverage = settings.ANSWER_GATE_SOLO_COVERAGE
     min_score = settings.ANSWER_GATE_MIN_SCORE
-    top_k = settings.ANSWER_GATE_TOP_K
-    strong = settings.ANSWER_GATE_STRONG_SCORE
-    min_phrase = settings.ANSWER_GATE_MIN_PHRASE
-    strong_coverage = settings.ANSWER_GATE_STRONG_COVERAGE
 
     if not evidence:
         return GateDecision(False, "no_evidence", 0.0, 0.0, GapKind.KNOWLEDGE_MISSING)
@@ -118,7 +113,7 @@ def gate_decide(
         # Nothing to check the evidence against ("what about it?"): refusing beats answering at random.
         return GateDecision(False, "no_key_terms", 0.0, 0.0, GapKind.RETRIEVAL_FAILED)
 
-    top = list(evidence[: max(top_k, 1)])
+    top = list(evidence[: max(settings.ANSWER_GATE_TOP_K, 1)])
     # The best single chunk, not the union of the top: three chunks each matching a different common word
     # of the question are not evidence for it.
     coverage = max(coverage_of(terms, [item], term_weights) for item in top)
@@ -128,11 +123,7 @@ def gate_decide(
     similarity = max((item.vector_similarity for item in evidence if item.vector_similarity is not None),
                      default=0.0)
     semantic = vector_enabled and min_similarity > 0
-    score_part = min(1.0, top_score / strong if strong else 1.0)
-    if semantic:
-        confidence = round(0.45 * coverage + 0.4 * min(1.0, similarity / (1.5 * min_similarity)) + 0.15 * score_part, 4)
-    else:
-        confidence = round(0.6 * coverage + 0.25 * (1.0 if agreement else 0.0) + 0.15 * score_part, 4)
+    confidence = _confidence(coverage, similarity, agreement, top_score, semantic=semantic)
 
     def refuse(reason: str) -> GateDecision:
         # If the key terms are missing from everything retrieved, the records likely lack the answer; if
@@ -153,11 +144,23 @@ def gate_decide(
         return refuse("low_coverage")
     if top_score < min_score:
         return refuse("low_score")
-    if not agreement and coverage < solo_coverage:
+    if not agreement and coverage < settings.ANSWER_GATE_SOLO_COVERAGE:
         return refuse("no_channel_agreement")
-    if coverage < strong_coverage and phrase_coverage(question, top) < min_phrase:
+    if (coverage < settings.ANSWER_GATE_STRONG_COVERAGE
+            and phrase_coverage(question, top) < settings.ANSWER_GATE_MIN_PHRASE):
         return refuse("no_phrase_match")
     return GateDecision(True, "supported", confidence, round(coverage, 4))
+
+
+def _confidence(coverage: float, similarity: float, agreement: bool, top_score: float, *, semantic: bool) -> float:
+    """How sure the gate is, 0..1: coverage with semantic similarity (or, without a vector channel, agreement
+    of both channels), and the fused score against ANSWER_GATE_STRONG_SCORE."""
+    strong = settings.ANSWER_GATE_STRONG_SCORE
+    score_part = min(1.0, top_score / strong if strong else 1.0)
+    if semantic:
+        similar = min(1.0, similarity / (1.5 * settings.ANSWER_GATE_MIN_SIMILARITY))
+        return round(0.45 * coverage + 0.4 * similar + 0.15 * score_part, 4)
+    return round(0.6 * coverage + 0.25 * (1.0 if agreement else 0.0) + 0.15 * score_part, 4)
 
 
 _QUESTION_NOISE = re.compile(r"[^\w\s'’-]", re.UNICODE)

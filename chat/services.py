@@ -11,10 +11,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from chat.decision import hidden_document_ids
 from chat.evidence import Evidence
 from chat.gate import GapKind, gap_canonical
 from chat.groundedness import Verification, check_claims
+from chat.hints import hidden_document_ids
 from chat.models import AccessRequest, Conversation, GapEvent, Message
 from groundwork.authority import Authority
 from groundwork.models import Membership, Principal, Tenant

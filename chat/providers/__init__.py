@@ -1,8 +1,9 @@
 """Answer providers behind one interface: `extractive` (offline) and `openai` (tool-calling model).
 
-A provider turns a question into a stream of `Sources`, `Delta` and exactly one final `Done`. It never
-touches the database or the caller's rights itself: searching goes through the `search` callable the
-answer service hands it, which runs the ACL-filtered grounding pass under the caller's authority.
+A provider turns a question into a stream of `Sources`, `Delta` and exactly one final `Done`: it composes,
+nothing more. It never touches the database or the caller's rights itself, and never changes a decision:
+the `search` callable the answer service hands it returns the frozen decision (chat.decision) retrieved and
+decided under the caller's authority.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from chat.decision import Grounding
+from chat.decision import Decision
 from chat.evidence import Evidence
 
 if TYPE_CHECKING:
@@ -24,7 +24,9 @@ UNAVAILABLE_TEXT = "Search is unavailable right now, so I cannot answer from the
 class AnswerRequest:
     question: str
     has_corpus: bool  # False: nothing is searchable, so grounding mode does not exist
-    search: Callable[[str], Grounding]  # the grounding pass under the caller's authority
+    # The decision for a query under the caller's authority (chat.decision): retrieved and decided by the
+    # answer service, once per query; for the question itself usually before the provider is called.
+    search: Callable[[str], Decision]
     history: Sequence[Mapping[str, str]] = ()  # earlier turns, {"role", "content"}
     # A state question's findings, the value valid at the asked time first (chat.current_facts): the answer
     # leads with them and cites their evidence.
@@ -46,11 +48,14 @@ class Delta:
 @dataclass(frozen=True)
 class Done:
     mode: str  # "grounding" | "conversational"
-    groundings: list[Grounding] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # the ones the answer was composed from
     # Set when the provider itself decided the outcome (empty base, unavailable); otherwise derived from
-    # the groundings and whether any answer text was produced.
+    # the decisions and whether any answer text was produced.
     outcome: str | None = None
     error: str | None = None
+    # Answerable parts (their questions) the provider found nothing to compose from: recorded as not found.
+    # The decision itself is not the provider's to change.
+    uncomposed: tuple[str, ...] = ()
 
 
 ProviderEvent = Sources | Delta | Done
@@ -66,6 +71,8 @@ class AnswerProvider(Protocol):
 
     # Optional `reads_history: bool` (default True): False for a provider that never looks at
     # `AnswerRequest.history`, so its answers are not tied to the records behind earlier answers.
+    # Optional `chooses_queries: bool` (default False): True for a provider that decides itself whether and
+    # what to search (a tool-calling model); otherwise the question is retrieved and decided before it is called.
 
 
 def stream_text(text: str) -> Iterator[Delta]:

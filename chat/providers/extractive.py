@@ -1,18 +1,16 @@
-"""The offline provider: every question goes through grounding, the answer is evidence sentences with labels."""
+"""The offline provider: it composes the answer from the question's decision, as evidence sentences with labels."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from django.conf import settings
 
 from chat.citations import relabel_by_first_use
 from chat.context import assemble_context
 from chat.current_facts import StateFacts
-from chat.decision import Grounding
+from chat.decision import Decision
 from chat.extractive import ExtractedSentence, compose_extractive_answer
-from chat.gate import GapKind
 
 from .base import (
     EMPTY_BASE_TEXT,
@@ -42,18 +40,19 @@ class ExtractiveProvider:
             yield from stream_text(EMPTY_BASE_TEXT)
             yield Done(mode="grounding", outcome="not_found")
             return
-        yield from answer_from_grounding(request.question, request.search(request.question), facts=request.facts)
+        yield from answer_from_decision(request.question, request.search(request.question), facts=request.facts)
 
 
-def answer_from_grounding(question: str, grounding: Grounding,
-                          facts: StateFacts | None = None) -> Iterator[ProviderEvent]:
+def answer_from_decision(question: str, decision: Decision,
+                         facts: StateFacts | None = None) -> Iterator[ProviderEvent]:
     # The findings' evidence goes first so it always fits the context budget its lead is cited from.
     lead_evidence = facts.evidence if facts is not None else []
-    context = assemble_context(question, [*lead_evidence, *grounding.evidence],
+    context = assemble_context(question, [*lead_evidence, *decision.evidence],
                                token_budget=settings.ANSWER_CONTEXT_TOKENS)
-    answerable = [p for p in grounding.parts if p.answerable]
+    answerable = [p for p in decision.parts if p.answerable]
     per_part = 4 if len(answerable) <= 1 else 2
     chosen: list[ExtractedSentence] = []
+    uncomposed: list[str] = []
     for part in answerable:
         chunk_ids = {e.chunk_id for e in part.evidence}
         labelled = [item for item in context.labelled if item.evidence.chunk_id in chunk_ids]
@@ -64,9 +63,9 @@ def answer_from_grounding(question: str, grounding: Grounding,
         fresh = [s for i, s in enumerate(composed.sentences) if (i == 0 or s.score >= best * RELATIVE_SENTENCE_FLOOR)
                  and all((s.label, s.start) != (c.label, c.start) for c in chosen)]
         if not fresh:
-            # The gate let it through but no sentence carries the question's terms: still "not found".
-            part.decision = replace(part.decision, answer=False, reason="no_supporting_sentence",
-                                    gap_kind=GapKind.KNOWLEDGE_MISSING)
+            # The gate let it through but no sentence carries the question's terms: reported, and the answer
+            # service records the part as not found (the decision is not the composer's to change).
+            uncomposed.append(part.question)
             continue
         chosen.extend(fresh)
     text = " ".join(f"{s.sentence} [{s.label}]" for s in chosen)
@@ -74,10 +73,10 @@ def answer_from_grounding(question: str, grounding: Grounding,
     if lead:
         text = f"{lead}\n\n{text}" if text else lead
     if text:
-        missing = [p.question for p in grounding.parts if not p.answerable]
+        missing = [p.question for p in decision.parts if not p.answerable or p.question in uncomposed]
         if missing and not (lead and not chosen):
             text += "\n\nNot found in the records available to you: " + "; ".join(f"“{q}”" for q in missing) + "."
-    elif grounding.unavailable:
+    elif decision.unavailable:
         text = UNAVAILABLE_TEXT
     else:
         text = NOT_FOUND_TEXT
@@ -86,4 +85,4 @@ def answer_from_grounding(question: str, grounding: Grounding,
     text, label_map = relabel_by_first_use(text, context.label_map)
     yield Sources(label_map)
     yield from stream_text(text)
-    yield Done(mode="grounding", groundings=[grounding])
+    yield Done(mode="grounding", decisions=[decision], uncomposed=tuple(uncomposed))

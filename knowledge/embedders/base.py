@@ -23,6 +23,9 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> list[float]: ...
 
+    # Optional `embed_queries(texts) -> list[list[float]]`: several queries in one call (retrieval uses it
+    # when present, so a question's texts cost one round trip).
+
 
 class EmbeddingError(Exception):
     """Embedding failed; `cause` is the underlying error (a `ModelError`, an onnxruntime failure ...)."""

@@ -157,3 +157,7 @@ class OnnxEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([self.query_instruction + text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Several queries in one call (one batch, one round trip): what one question needs embedded."""
+        return self.embed_documents([self.query_instruction + text for text in texts])

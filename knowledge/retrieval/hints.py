@@ -32,7 +32,7 @@ from ..embedders.onnx import TOKENIZER_PATH
 from ..models import Chunk, Document
 from .fusion import rrf_fuse
 from .lexical import corpus_stats, idf_for, lexical_search, query_lexemes
-from .search import query_vector
+from .search import QueryVector, query_vectors
 from .sql import CHUNK_MATCHED_LEXEMES, TENANT_SCOPE_ONLY
 from .vector import vector_search
 
@@ -76,26 +76,36 @@ def topic_words(query: str) -> list[str]:
     return out
 
 
-def hidden_relevant(authority: Authority, query: str, *, k: int = 10) -> list[HiddenRecord]:
-    return _describe(authority, hidden_relevant_document_ids(authority, query, k=k))
+def hidden_relevant(authority: Authority, query: str, *, k: int = 10,
+                    embedded: QueryVector | None = None) -> list[HiddenRecord]:
+    return _describe(authority, hidden_relevant_document_ids(authority, query, k=k, embedded=embedded))
 
 
-def hidden_relevant_document_ids(authority: Authority, query: str, *, k: int = 10) -> list[int]:
-    """The ids behind the hint. For server-side use only (an access request records them for the tenant's
-    admins); never send them to the caller."""
+def probe_query(query: str) -> str | None:
+    """What the probe searches for `query`: its topic words, or None when there are too few to probe with."""
     words = topic_words(query)
-    query = " ".join(words)
-    if not words or len(query_lexemes(query)) < settings.RETRIEVAL_HINT_MIN_TOPIC_WORDS:
+    probe = " ".join(words)
+    if not words or len(query_lexemes(probe)) < settings.RETRIEVAL_HINT_MIN_TOPIC_WORDS:
+        return None
+    return probe
+
+
+def hidden_relevant_document_ids(authority: Authority, query: str, *, k: int = 10,
+                                 embedded: QueryVector | None = None) -> list[int]:
+    """The ids behind the hint. For server-side use only (an access request records them for the tenant's
+    admins); never send them to the caller. `embedded`: the vector of `probe_query(query)`, computed already."""
+    query = probe_query(query)
+    if query is None:
         return []
     params = chunk_access_params(authority)
     depth = max(settings.RETRIEVAL_CHANNEL_DEPTH, k * 4)
     lexical = lexical_search(query=query, access_params=params, filters_clause=None, filter_params={},
                              limit=depth, access=TENANT_SCOPE_ONLY)
     nearest = []
-    vector, space_id, state = query_vector(query)
-    if state == "ok":
-        nearest, _ = vector_search(vector=vector, space_id=space_id, access_params=params, filters_clause=None,
-                                   filter_params={}, limit=depth, access=TENANT_SCOPE_ONLY)
+    embedded = embedded or query_vectors([query])[0]
+    if embedded.state == "ok":
+        nearest, _ = vector_search(vector=embedded.vector, space_id=embedded.space_id, access_params=params,
+                                   filters_clause=None, filter_params={}, limit=depth, access=TENANT_SCOPE_ONLY)
     nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
     # Only a genuinely relevant hidden record earns a hint: it carries most of the question's
     # (idf-weighted) words, or it is semantically close. One shared common word is not enough.

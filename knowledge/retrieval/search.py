@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -22,8 +24,26 @@ from .vector import vector_search
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class QueryVector:
+    """A query's embedding and the state of the vector channel it leaves ("ok": `vector` is usable)."""
+
+    vector: list[float] | None
+    space_id: int | None
+    state: str
+
+
 def query_vector(query: str):
     """Embed the query (outside any transaction) and check it. Returns (vector, space_id, state)."""
+    embedded = query_vectors([query])[0]
+    return embedded.vector, embedded.space_id, embedded.state
+
+
+def query_vectors(queries: Sequence[str], *, unindexed: bool = False) -> list[QueryVector]:
+    """Embed several queries in one embedder call (outside any transaction) and check each: a question's
+    search text and its hint probe's topic words cost one round trip, and the vectors are passed on.
+    `unindexed`: embed even before anything was embedded with this model (state "no_space", the vector kept
+    for a caller that compares queries with each other, such as the answer cache; the search ignores it)."""
     from ..embedders import (
         EmbeddingError,
         embedder_get,
@@ -33,44 +53,54 @@ def query_vector(query: str):
     )
     from ..embedding import active_space
 
+    if not queries:
+        return []
     embedder = embedder_get()
     if embedder is None:
-        return None, None, "no_embedder"
+        return [QueryVector(None, None, "no_embedder") for _ in queries]
     space = active_space()
-    if space is None or space.model_id != embedder.model_id:
-        return None, None, "no_space"  # nothing was embedded with this model yet
+    indexed = space is not None and space.model_id == embedder.model_id
+    if not indexed and not unindexed:
+        return [QueryVector(None, None, "no_space") for _ in queries]  # nothing was embedded with this model yet
     if query_embedding_suspended():
-        return None, None, "error"
+        return [QueryVector(None, None, "error") for _ in queries]
     try:
-        vector = embedder.embed_query(query)
+        batch = getattr(embedder, "embed_queries", None)
+        vectors = batch(list(queries)) if batch else [embedder.embed_query(q) for q in queries]
     except EmbeddingError as exc:
         logger.warning("query embedding failed, searching full text alone: %s", exc)
         query_embedding_failed()
-        return None, None, "error"
+        return [QueryVector(None, None, "error") for _ in queries]
+    if not indexed:
+        return [QueryVector(list(vector), None, "no_space") for vector in vectors]
     # The active space was activated only after its dimension matched the index (embedding.chunks_embed),
     # so checking against it costs no catalog query on every search.
-    problem = vector_problem(vector, space.dimension)
-    if problem == "wrong_dimension":
-        return None, None, "wrong_dimension"
-    if problem:
-        return None, None, "zero_vector"
-    return vector, space.pk, "ok"
+    out = []
+    for vector in vectors:
+        problem = vector_problem(vector, space.dimension)
+        state = "ok" if not problem else "wrong_dimension" if problem == "wrong_dimension" else "zero_vector"
+        out.append(QueryVector(vector if state == "ok" else None, space.pk if state == "ok" else None, state))
+    return out
 
 
 def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: SearchFilters | None = None,
                   per_document_cap: int | None = None, channels: tuple[str, ...] = ("lexical", "vector"),
                   lexical_strategy: str | None = None, vector_route: str | None = None,
-                  require_vector: bool = False) -> SearchResult:
+                  require_vector: bool = False, embedded: QueryVector | None = None) -> SearchResult:
     """The caller's top-k readable chunks for `query`. Raises RetrievalUnavailable when the corpus cannot be
     searched: a database failure; with `require_vector` and RETRIEVAL_REQUIRE_SEMANTIC, a vector channel that is
-    failing or absent. Otherwise a failing embedder leaves the full-text channel alone (`result.lexical_only`)."""
+    failing or absent. Otherwise a failing embedder leaves the full-text channel alone (`result.lexical_only`).
+    `embedded`: the query's vector computed already (`query_vectors`), so it is not embedded again; a repeat
+    search with reworded full-text terms passes the question's own vector."""
     query = (query or "").strip()
     if not query:
         return SearchResult(hits=[], lexical="off", vector="off", query=query)
     depth = max(settings.RETRIEVAL_CHANNEL_DEPTH, k * 4)
     vector, space_id, vector_state = (None, None, "off")
     if "vector" in channels:
-        vector, space_id, vector_state = query_vector(query)  # before any transaction
+        # Before any transaction; the synthetic-corpus bench stands in for `query_vector` (knowledge/bench).
+        vector, space_id, vector_state = (query_vector(query) if embedded is None else (
+            embedded.vector if embedded.state == "ok" else None, embedded.space_id, embedded.state))
         # A configured embedder that fails, or answers with a wrong-size or zero vector, leaves the search to full
         # text (the result says lexical_only), unless the deployment requires semantic evidence: then such a
         # search — and one with no embedder at all — is unavailable. "Nothing embedded yet" only steps aside.

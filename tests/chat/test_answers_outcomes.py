@@ -5,8 +5,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chat.decision import hint_payload, split_question
+from chat.hints import hint_payload
 from chat.models import GapEvent, Message
+from chat.retrieval import split_question
 from knowledge.models import Document
 from knowledge.retrieval.hints import HiddenRecord
 from tests.chat.conftest import CANARIES, ask_json, ask_stream
@@ -176,10 +177,10 @@ def test_long_descriptions_are_one_question_short_compounds_are_split():
 
 
 def test_low_confidence_refusal_searches_once_more_with_a_reformulated_query(world, corpus):
-    from chat.decision import part_ground
+    from chat.decision import part_decide
 
-    part = part_ground(world.authority(world.member), "What is the visitor parking policy?")
+    part = part_decide(world.authority(world.member), "What is the visitor parking policy?")
     assert part.retried_with == "visitor parking policy" and not part.answerable
-    answered = part_ground(world.authority(world.member), "How long do laptop replacements take?")
+    answered = part_decide(world.authority(world.member), "How long do laptop replacements take?")
     assert answered.answerable and answered.retried_with is None
 

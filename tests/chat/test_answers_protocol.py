@@ -22,14 +22,14 @@ class ScriptedProvider:
         self.pieces = pieces
 
     def answer(self, request):
-        grounding = request.search(request.question)
+        decision = request.search(request.question)
         from chat.context import assemble_context
 
-        context = assemble_context(request.question, grounding.evidence, token_budget=2000)
+        context = assemble_context(request.question, decision.evidence, token_budget=2000)
         yield Sources(context.label_map)
         for piece in self.pieces:
             yield Delta(piece)
-        yield Done(mode="grounding", groundings=[grounding])
+        yield Done(mode="grounding", decisions=[decision])
 
 
 def test_half_labels_never_reach_the_client_and_invented_ones_are_removed(world, corpus, no_cache):

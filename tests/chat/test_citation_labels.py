@@ -52,7 +52,7 @@ class FixedProvider:
         yield Sources(self.label_map)
         for piece in self.pieces:
             yield Delta(piece)
-        yield Done(mode="grounding", groundings=[])
+        yield Done(mode="grounding", decisions=[])
 
 
 @pytest.mark.django_db

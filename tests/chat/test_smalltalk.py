@@ -53,9 +53,9 @@ def test_classify(message, kind):
 @pytest.fixture
 def no_retrieval():
     """Every search entry point fails the test if it is called."""
-    with mock.patch("chat.answering.ground_question", side_effect=AssertionError("search ran")) as grounding, \
+    with mock.patch("chat.answering.decide_question", side_effect=AssertionError("search ran")) as grounding, \
             mock.patch("chat.answering.hidden_probe", side_effect=AssertionError("hidden probe ran")), \
-            mock.patch("chat.decision.hybrid_search", side_effect=AssertionError("retrieval ran")), \
+            mock.patch("chat.retrieval.hybrid_search", side_effect=AssertionError("retrieval ran")), \
             mock.patch("chat.answering.current_facts", side_effect=AssertionError("findings read")):
         yield grounding
 
@@ -82,7 +82,7 @@ def test_summarise_that_reuses_the_previous_sources_without_searching(world, cor
     first = ask_json(member, LAPTOP).json()
     assert first["outcome"] == "answered" and first["citations"]
     cited = {c["chunk_id"] for c in first["citations"]}
-    with mock.patch("chat.answering.ground_question", side_effect=AssertionError("search ran")), \
+    with mock.patch("chat.answering.decide_question", side_effect=AssertionError("search ran")), \
             mock.patch("chat.answering.hidden_probe", side_effect=AssertionError("hidden probe ran")):
         follow = ask_json(member, "summarise that", conversation_id=first["conversation_id"]).json()
     assert follow["outcome"] == "answered" and follow["mode"] == "grounding", follow
@@ -98,7 +98,7 @@ def test_summarise_that_refuses_when_the_sources_are_no_longer_readable(world, c
     assert {c["document_id"] for c in first["citations"]} == {corpus.acme_public.pk}
     document_acl_set(authority=world.service(), document=corpus.acme_public, visibility="restricted",
                      acl=["group:hr"])
-    with mock.patch("chat.answering.ground_question", side_effect=AssertionError("search ran")):
+    with mock.patch("chat.answering.decide_question", side_effect=AssertionError("search ran")):
         follow = ask_json(member, "Explain that more", conversation_id=first["conversation_id"]).json()
     assert (follow["answer"], follow["outcome"], follow["citations"]) == (PREVIOUS_SOURCES_GONE_TEXT, "not_found", [])
     assert "five days" not in follow["answer"]
