@@ -103,7 +103,8 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
     """Search one sub-question (its vector from `vectors`, else embedded here), gate the evidence, search once
     more with reworded full-text terms when the gate was unsure, and judge answerability."""
     k = k or settings.ANSWER_TOP_K
-    embedded = (vectors or question_vectors(question)).get(question)
+    vectors = vectors or question_vectors(question)
+    embedded = vectors.get(question)
     try:
         if identifiers_unknown(authority, question):
             # About something the readable records do not hold: evidence about anything else would answer
@@ -116,8 +117,7 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
         decision = gate_decide(question, evidence, vector_enabled=semantic == "ok", term_weights=weights)
         retry = reformulate(question) if decision.retry_worthwhile else None
         if retry:
-            # The question's own vector again: rewording changes the full-text terms, not what is asked.
-            again, semantic_again = evidence_search(authority, retry, k, embedded)
+            again, semantic_again = evidence_search(authority, retry, k, vectors.get(retry))
             semantic = semantic if semantic_again == "ok" else semantic_again
             second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights)
             if second.answer or second.confidence > decision.confidence:

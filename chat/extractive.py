@@ -92,7 +92,7 @@ def compose_extractive_answer(
     asked = is_question(question)
     answer_type = expected_answer_type(question) if asked else None
     if asked and lead is None and labelled_evidence:
-        # The caller's grounding did not judge it (a direct call): find the answer sentence the same way.
+        # The caller's decision did not judge it (a direct call): find the answer sentence the same way.
         lead = answerability_judge(question, [item.evidence for item in labelled_evidence])
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])

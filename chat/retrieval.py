@@ -1,9 +1,10 @@
 """Retrieve: a question's sub-questions, their vectors (embedded once, in one call) and the ACL-filtered search.
 
 Everything the answer may be built from is found here, under the caller's authority and nothing else. The
-question is embedded once: the same vector serves the answer cache's similarity lookup, the search, the one
-repeat search with reworded full-text terms, and — embedded in the same call from its topic words only — the
-hidden-record probe (knowledge.retrieval.hints explains why the probe never sees the question as asked).
+question is embedded once, in one embedder call with the other texts it may need — the reworded query of the one
+repeat search, and the hidden-record probe's topic words (knowledge.retrieval.hints explains why the probe never
+sees the question as asked) — and the vectors are passed on: to the answer cache's similarity lookup, the search,
+its repeat and the probe.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from django.contrib.postgres.search import SearchQuery
 
 from chat.evidence import Evidence
-from chat.gate import question_identifiers
+from chat.gate import question_identifiers, reformulate
 from chat.sql import word_lexemes
 from chat.terms import content_words, key_terms, stem
 from groundwork.authority import Authority
@@ -69,8 +70,11 @@ def question_vectors(question: str, *, whole: bool = False) -> QuestionVectors:
     answer cache too — the question as asked when it is split into several searches, and even before anything
     was embedded for the search)."""
     parts = split_question(question)
+    # The repeat search's reworded text is embedded up front too: a short extra text in the same batch costs
+    # less than a second round trip when the gate asks for it.
+    retries = [r for r in (reformulate(part) for part in parts) if r]
     probes = [p for p in (probe_query(part) for part in parts) if p]
-    texts = list(dict.fromkeys([*([question] if whole and len(parts) > 1 else []), *parts, *probes]))
+    texts = list(dict.fromkeys([*([question] if whole and len(parts) > 1 else []), *parts, *retries, *probes]))
     by_text = dict(zip(texts, query_vectors(texts, unindexed=whole), strict=True))
     if len(parts) == 1:
         # One search: the question as asked is that search's text, trimmed ("How long ...?" -> "How long ...").
