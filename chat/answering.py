@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,7 +191,7 @@ def _request(asked: Asked, retrieved: Retrieved, history: History, provider: Ans
                          history=history.messages, facts=asked.facts)
 
 
-def _stream(authority: Authority, events: Iterator[ProviderEvent]) -> Iterator[AnswerEvent]:
+def _stream(authority: Authority, events: Iterator[ProviderEvent]) -> Generator[AnswerEvent, None, Composed]:
     """Compose and stream: the provider's events as protocol events; returns what was sent (`Composed`)."""
     label_map: dict[str, Evidence] = {}
     holdback = LabelHoldBack(())
