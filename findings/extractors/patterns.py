@@ -3,6 +3,11 @@
 It is the default when no model is configured, and a baseline for measuring one. It favours precision: a
 sentence carrying any hedge or negation (see `findings.grounding.HEDGE_FAMILIES`) yields nothing, because
 a pattern cannot tell "Priya is not the owner of Billing" from "Priya is the owner of Billing" in a triple.
+It reads only what the writer asserts: quoted examples, headings, blockquotes and code are masked first
+(`findings.extractors.unasserted`), and a name followed by common nouns is read as the whole noun phrase
+("maintains the Northgate pilot board" is about a board, not about Northgate).
+
+Its precision and recall on the labelled sample corpus are measured by `findings.bench.extraction`.
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowledge.sentences import sentence_spans
+from knowledge.stopwords import STOPWORDS
 
 from ..dates import find_date_in
 from ..grounding import entity_key, hedges_in
 from ..ontology import GENERIC_RELATION, RelationSpec
 from ..proposals import Extraction, ProposedEntity, ProposedFact
+from .unasserted import BLOCKED, masked, unasserted_spans
 
 # Capitalised words that start sentences or name dates, never entities on their own.
 _NOT_NAMES = frozenset("""
@@ -40,6 +47,30 @@ _LITERAL = re.compile(
     re.IGNORECASE,
 )
 _MAX_LITERAL_WORDS = 6
+# Words that never end a noun phrase's head: function words, time adverbs ("uses Grafana today") and
+# prepositions, where a name's phrase stops ("Head of Support at Kestrel", "Grafana for dashboards").
+_FILLER = STOPWORDS | frozenset("""
+already today tomorrow yesterday now soon currently again here there plus too instead anyway still ago
+since after before during across around behind beyond near toward towards among unless though although
+""".split())
+# A lower-case word that continues a name as a compound noun: "the Northgate pilot board", "the Perch team".
+# Past forms and -ly adverbs are verbs or modifiers of the verb, not part of the name.
+_TAIL_WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_MAX_TAIL_WORDS = 3
+_MAX_SUBJECT_TAIL_WORDS = 2
+_BE = frozenset("is are was were be been being".split())
+_BE_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(_BE)) + r")(?:\s+[a-z]+ly)?\s+$", re.IGNORECASE)
+# A common-noun name of a group: "the firmware team", "the safety committee". The head noun says it is a group;
+# one or two modifiers say which (a bare "the team" names no one in particular).
+_GROUP_NOUNS = ("team", "committee", "board", "group", "department", "squad", "council", "guild")
+_GROUP = re.compile(r"(?<![\w])[Tt]he\s+(?P<name>(?:[a-z][a-z0-9-]*\s+){1,2}(?P<head>" + "|".join(_GROUP_NOUNS) + r"))\b")
+_VAGUE_MODIFIERS = frozenset("new old whole entire same other next last first current former wider".split())
+# What the kinds of a span can be, for the type check against a relation's subject and object kinds.
+_SPAN_KINDS = {
+    "handle": {"person"},
+    "product": {"product", "system", "vendor", "project", "document", "process", "initiative"},
+    "group": {"team", "committee", "organisation"},
+}
 # A value-first phrasing ("{n} robots are in") puts the value before the trigger words and the subject after
 # them. `{n}` is a number plus any capitalised model names before the counted noun ("12 K2 robots"); the value
 # runs from the number through the noun that follows `{n}`.
@@ -65,6 +96,11 @@ def _names(sentence: str) -> list[_Span]:
     """Entity candidates: @handles, `code spans` and runs of capitalised words (joined by "of", "and", ...)."""
     spans: list[_Span] = []
     taken: list[tuple[int, int]] = []
+    for match in _GROUP.finditer(sentence):
+        modifiers = match.group("name").split()[:-1]
+        if not any(m in _FILLER or m in _VAGUE_MODIFIERS for m in modifiers):
+            spans.append(_Span(match.start("name"), match.end("name"), match.group("name"), "group"))
+            taken.append(match.span("name"))
     for match in _HANDLE.finditer(sentence):
         spans.append(_Span(match.start(), match.end(), match.group(0), "handle"))
         taken.append(match.span())
@@ -78,6 +114,9 @@ def _names(sentence: str) -> list[_Span]:
             run.pop()
         while run and run[0].group(0).casefold() in _NOT_NAMES:
             run.pop(0)
+        # A lone capitalised function word opens a sentence ("Yours is approved already"); it names nothing.
+        if len(run) == 1 and run[0].group(0).casefold() in _FILLER and not run[0].group(0).isupper():
+            run.pop()
         if run:
             start, end = run[0].start(), run[-1].end()
             spans.append(_Span(start, end, sentence[start:end], "name"))
@@ -145,10 +184,49 @@ def _phrase_hits(sentence: str, ontology: list[RelationSpec]) -> list[tuple[int,
     return chosen
 
 
+def _tail_end(sentence: str, end: int, limit: int = _MAX_TAIL_WORDS) -> int:
+    """Where the noun phrase of a name ending at `end` ends: past up to `limit` compound-noun words."""
+    for _ in range(limit):
+        match = re.compile(r"[ \t]+(" + _TAIL_WORD.pattern + r")(?![\w'’-])").match(sentence, end)
+        if match is None or not _is_tail_word(match.group(1)):
+            break
+        end = match.end()
+    return end
+
+
+def _is_tail_word(word: str) -> bool:
+    return word not in _FILLER and not word.endswith(("ly", "ed"))
+
+
+def _with_tail(span: _Span, sentence: str, end: int) -> _Span:
+    return span if end == span.end else _Span(span.start, end, sentence[span.start:end], span.kind)
+
+
+def _compatible(span: _Span, kinds: tuple[str, ...]) -> bool:
+    """A span whose form tells its kind (a @handle is a person, a code span a product) fits the relation's kinds."""
+    known = _SPAN_KINDS.get(span.kind)
+    return not kinds or known is None or bool(known & set(kinds))
+
+
+def _passive(sentence: str, phrase_start: int, phrase: str) -> bool:
+    """"The budget was approved by the board": a bare verb phrasing after a form of "be" makes its subject the
+    thing acted on, not the actor. Phrasings that carry their own auxiliary ("is managed by") are exempt."""
+    return phrase.split()[0] not in _BE and bool(_BE_BEFORE.search(sentence, 0, phrase_start))
+
+
 def _subject(names: list[_Span], phrase_start: int, sentence: str) -> _Span | None:
     before = [n for n in names if n.end <= phrase_start]
-    if before and _SUBJECT_GAP.match(sentence[before[-1].end:phrase_start]):
-        return before[-1]
+    if not before:
+        return None
+    name = before[-1]
+    # A subject's compound noun never ends in a verb of the clause ("Grace Kim's team reimburses approved ...").
+    end = _tail_end(sentence, name.end, _MAX_SUBJECT_TAIL_WORDS)
+    while end > name.end and sentence[:end].endswith("s") and not sentence[:end].endswith("ss"):
+        end = sentence.rfind(" ", name.end, end)
+    if end <= phrase_start and _SUBJECT_GAP.match(sentence[end:phrase_start]):
+        return _with_tail(name, sentence, end)
+    if _SUBJECT_GAP.match(sentence[name.end:phrase_start]):
+        return name
     return None
 
 
@@ -156,7 +234,7 @@ def _object(names: list[_Span], phrase_end: int, sentence: str, spec: RelationSp
     for name in names:
         if name.start >= phrase_end:
             if _OBJECT_GAP.match(sentence[phrase_end:name.start]):
-                return name
+                return _with_tail(name, sentence, _tail_end(sentence, name.end))
             break
     if not spec.takes_literal_object:
         return None
@@ -164,18 +242,39 @@ def _object(names: list[_Span], phrase_end: int, sentence: str, spec: RelationSp
     if literal is None:
         return None
     value = literal.group("value").strip()
-    if not value or len(value.split()) > _MAX_LITERAL_WORDS:
+    if not _literal_ok(value):
         return None
     return value
+
+
+def _literal_ok(value: str) -> bool:
+    """A literal object says something: a number, a name or a content word ("on hold", "$2.5M"), not a lone
+    adverb ("approved already") and nothing masked as unasserted."""
+    words = value.split()
+    if not words or len(words) > _MAX_LITERAL_WORDS or BLOCKED in value:
+        return False
+    return any(any(c.isdigit() or c.isupper() for c in w) or w.casefold().strip(".,'’\"") not in _FILLER
+               for w in words)
 
 
 def _statement(sentence: str) -> str:
     return " ".join(sentence.replace("`", "").split())
 
 
-def _kind(kinds: tuple[str, ...], fallback: str) -> str:
+def _kind(kinds: tuple[str, ...], span: _Span) -> str:
     named = [k for k in kinds if k != "value"]
-    return named[0] if fallback == "name" and named else fallback
+    if span.kind == "group":
+        return "committee" if span.name.endswith("committee") else "team"
+    return named[0] if span.kind == "name" and named else span.kind
+
+
+def _fits(spec: RelationSpec, subject: _Span, obj: _Span | str) -> bool:
+    """Type checks: each side's form fits the relation's kinds, and nothing relates to itself."""
+    if not _compatible(subject, spec.subject_kinds):
+        return False
+    if isinstance(obj, _Span):
+        return _compatible(obj, spec.object_kinds) and entity_key(obj.name) != entity_key(subject.name)
+    return True
 
 
 class PatternsExtractor:
@@ -186,34 +285,22 @@ class PatternsExtractor:
     def extract(self, *, chunk_text: str, ontology: list[RelationSpec], context: dict[str, Any]) -> Extraction:
         entities: dict[str, ProposedEntity] = {}
         facts: list[ProposedFact] = []
+        # Names and phrasings are read from the masked view (same offsets); quotes and statements stay the
+        # original sentence, which the audit finds verbatim in the chunk.
+        view = masked(chunk_text, unasserted_spans(chunk_text, title=str(context.get("title") or "")))
         for start, end in sentences(chunk_text):
-            sentence = chunk_text[start:end]
-            if hedges_in(sentence):
+            sentence, seen = chunk_text[start:end], view[start:end]
+            if not seen.strip(BLOCKED + " \t") or hedges_in(sentence):
                 continue
-            names = _names(sentence)
-            dated = find_date_in(sentence)
-            for _start, phrase_end, spec, value in _template_hits(sentence, ontology):
-                subject = next((n for n in names if n.start >= phrase_end), None)
-                if subject is None or not _OBJECT_GAP.match(sentence[phrase_end:subject.start]):
-                    continue
-                self._remember(entities, subject, spec.subject_kinds)
-                facts.append(ProposedFact(
-                    subject=subject.name, predicate=spec.name, object=value, statement=_statement(sentence),
-                    quote=sentence, valid_from=dated.isoformat() if dated else None,
-                ))
-            for phrase_start, phrase_end, spec in _phrase_hits(sentence, ontology):
-                subject = _subject(names, phrase_start, sentence)
-                obj = _object(names, phrase_end, sentence, spec)
-                if subject is None or obj is None:
-                    continue
+            dated = find_date_in(seen)
+            for subject, spec, obj in self._triples(seen, ontology):
                 self._remember(entities, subject, spec.subject_kinds)
                 if isinstance(obj, _Span):
                     self._remember(entities, obj, spec.object_kinds)
-                object_name = obj.name if isinstance(obj, _Span) else obj
                 facts.append(ProposedFact(
                     subject=subject.name,
                     predicate=spec.name,
-                    object=object_name,
+                    object=obj.name if isinstance(obj, _Span) else obj,
                     statement=_statement(sentence),
                     quote=sentence,
                     valid_from=dated.isoformat() if dated else None,
@@ -221,7 +308,25 @@ class PatternsExtractor:
         return Extraction(entities=tuple(entities.values()), facts=tuple(facts))
 
     @staticmethod
+    def _triples(sentence: str, ontology: list[RelationSpec]):
+        """(subject, relation, object) for each phrasing in one (masked) sentence that passes the type checks."""
+        names = _names(sentence)
+        for _start, phrase_end, spec, value in _template_hits(sentence, ontology):
+            subject = next((n for n in names if n.start >= phrase_end), None)
+            if subject is None or not _OBJECT_GAP.match(sentence[phrase_end:subject.start]):
+                continue
+            if _fits(spec, subject, value):
+                yield subject, spec, value
+        for phrase_start, phrase_end, spec in _phrase_hits(sentence, ontology):
+            if _passive(sentence, phrase_start, sentence[phrase_start:phrase_end].casefold()):
+                continue
+            subject = _subject(names, phrase_start, sentence)
+            obj = _object(names, phrase_end, sentence, spec)
+            if subject is not None and obj is not None and _fits(spec, subject, obj):
+                yield subject, spec, obj
+
+    @staticmethod
     def _remember(entities: dict[str, ProposedEntity], span: _Span, kinds: tuple[str, ...]) -> None:
         key = entity_key(span.name)
         if key and key not in entities:
-            entities[key] = ProposedEntity(name=span.name, kind=_kind(kinds, span.kind))
+            entities[key] = ProposedEntity(name=span.name, kind=_kind(kinds, span))
