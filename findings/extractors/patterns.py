@@ -40,7 +40,8 @@ _WORD = re.compile(r"[A-Za-z0-9][\w'’&-]*(?:\.[A-Za-z0-9]+)*|&")
 # Between subject and phrasing only adverbs and auxiliaries ("Priya Nair officially took over as"); a conjunction
 # or a verb means the name belongs to another clause ("uses `pgbouncer` and relies on Stripe").
 _SUBJECT_GAP = re.compile(r"^(?:\s+(?:[a-z]+ly|also|now|still|just|then|has|have|had|was|is|were|are))*\s+$")
-_OBJECT_GAP = re.compile(r"^\s*(?:(?:the|a|an|our|their|its|his|her)\s+)?$", re.IGNORECASE)
+# An opening quote mark may precede a quoted short name ('uses "Stripe"'); longer quotes are masked before this.
+_OBJECT_GAP = re.compile(r"^\s*(?:(?:the|a|an|our|their|its|his|her)\s+)?[\"“‘']?$", re.IGNORECASE)
 _LITERAL = re.compile(
     r"\s*(?:(?:the|a|an)\s+)?(?P<value>.+?)"
     r"(?=\s+(?:from|since|until|as of|on|in|at|by|after|before|effective|for|when|while)\b|[,;:!?()]|\.(?:\s|$)|$)",
