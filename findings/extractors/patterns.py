@@ -56,15 +56,17 @@ since after before during across around behind beyond near toward towards among 
 """.split())
 # A lower-case word that continues a name as a compound noun: "the Northgate pilot board", "the Perch team".
 # Past forms and -ly adverbs are verbs or modifiers of the verb, not part of the name.
-_TAIL_WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_NEXT_WORD = re.compile(r"[ \t]+([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w'’-])")
 _MAX_TAIL_WORDS = 3
+_DETERMINERS = frozenset("the a an this that these those its his her their our my your every each".split())
 _MAX_SUBJECT_TAIL_WORDS = 2
 _BE = frozenset("is are was were be been being".split())
 _BE_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(_BE)) + r")(?:\s+[a-z]+ly)?\s+$", re.IGNORECASE)
 # A common-noun name of a group: "the firmware team", "the safety committee". The head noun says it is a group;
 # one or two modifiers say which (a bare "the team" names no one in particular).
 _GROUP_NOUNS = ("team", "committee", "board", "group", "department", "squad", "council", "guild")
-_GROUP = re.compile(r"(?<![\w])[Tt]he\s+(?P<name>(?:[a-z][a-z0-9-]*\s+){1,2}(?P<head>" + "|".join(_GROUP_NOUNS) + r"))\b")
+_GROUP = re.compile(r"(?<![\w])[Tt]he\s+(?P<name>(?:[a-z][a-z0-9-]*\s+){1,2}(?:"
+                    + "|".join(_GROUP_NOUNS) + r"))\b")
 _VAGUE_MODIFIERS = frozenset("new old whole entire same other next last first current former wider".split())
 # What the kinds of a span can be, for the type check against a relation's subject and object kinds.
 _SPAN_KINDS = {
@@ -188,8 +190,8 @@ def _phrase_hits(sentence: str, ontology: list[RelationSpec]) -> list[tuple[int,
 def _tail_end(sentence: str, end: int, limit: int = _MAX_TAIL_WORDS) -> int:
     """Where the noun phrase of a name ending at `end` ends: past up to `limit` compound-noun words."""
     for _ in range(limit):
-        match = re.compile(r"[ \t]+(" + _TAIL_WORD.pattern + r")(?![\w'’-])").match(sentence, end)
-        if match is None or not _is_tail_word(match.group(1)):
+        match = _NEXT_WORD.match(sentence, end)
+        if match is None or not _is_tail_word(match.group(1)) or _verb_like(match.group(1), sentence, match.end()):
             break
         end = match.end()
     return end
@@ -197,6 +199,16 @@ def _tail_end(sentence: str, end: int, limit: int = _MAX_TAIL_WORDS) -> int:
 
 def _is_tail_word(word: str) -> bool:
     return word not in _FILLER and not word.endswith(("ly", "ed"))
+
+
+def _verb_like(word: str, sentence: str, end: int) -> bool:
+    """An -s word is a plural noun where the phrase ends ("the Perch release notes." / "notes for ...") but a verb
+    when an adverb or an object follows it ("Crashlytics builds nightly", "Billing reports the numbers")."""
+    if not word.endswith("s") or word.endswith("ss"):
+        return False
+    following = _NEXT_WORD.match(sentence, end)
+    return following is not None and (following.group(1) in _DETERMINERS or following.group(1).endswith("ly")
+                                      or following.group(1) not in _FILLER)
 
 
 def _with_tail(span: _Span, sentence: str, end: int) -> _Span:

@@ -37,10 +37,16 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)])[ \t]+")
 _TITLE_WORD = re.compile(r"[^\W_][\w'’&.-]*")
 # Words a headline keeps in lower case ("Guide to the Onboarding of Engineers").
 _TITLE_SMALL = frozenset("a an and as at but by for from in into of on or per the to via vs with".split())
-_QUOTED = re.compile(
-    r"(?<![\w])'(?=\S)[^'\n]*?[^\s']'(?!\w)"  # 'single', not an apostrophe (Northgate's, don't)
-    r"|\"[^\"\n]+\"|“[^”\n]+”|‘[^’\n]+’|«[^»\n]+»"
-)
+
+
+def _quoted(opening: str, closing: str) -> str:
+    """A quotation: opened before a word, closed after one, with apostrophes inside words ("isn't") and at most
+    one line break (a hard-wrapped paragraph), never a blank line."""
+    inner = rf"(?:[^{closing}\n]|(?<=\w){closing}(?=\w))"
+    return rf"(?<!\w){opening}(?=\S){inner}*(?:\n{inner}*)?(?<=\S){closing}(?!\w)"
+
+
+_QUOTED = re.compile("|".join(_quoted(o, c) for o, c in (("'", "'"), ('"', '"'), ("“", "”"), ("‘", "’"), ("«", "»"))))
 _MIN_QUOTED_WORDS = 3
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
 _EXAMPLE = re.compile(r"\b(?:for example|for instance|e\.\s?g\.)(?![\w])", re.IGNORECASE)
@@ -96,7 +102,9 @@ def _block_spans(text: str, title: str) -> list[tuple[int, int, str]]:
         elif in_examples and (_LIST_ITEM.match(line) or not line.strip()):
             if line.strip():
                 spans.append((start, end, "example"))
-        in_examples = bool(_EXAMPLE_INTRO.search(line)) or (in_examples and (_LIST_ITEM.match(line) or not line.strip()))
+        # Examples announced by this line, or still running: list items and the blank lines between them.
+        listing = bool(_LIST_ITEM.match(line)) or not line.strip()
+        in_examples = bool(_EXAMPLE_INTRO.search(line)) or (in_examples and listing)
         previous = (start, end)
     if fence_start is not None:
         spans.append((fence_start, len(text), "code_block"))

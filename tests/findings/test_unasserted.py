@@ -99,6 +99,13 @@ def test_an_example_in_parentheses_ends_with_them(specs):
     assert _triples(text, specs) == [("Acme Corp", "acquired", "Globex Inc")]
 
 
+def test_a_hard_wrapped_quote_is_one_quote_but_a_blank_line_ends_it(specs):
+    wrapped = 'The answer reads: "The FY2026\nR&D budget is $2.1M since 2025-10-10."'
+    assert _triples(wrapped, specs) == []
+    assert _triples('A stray " mark.\n\nThe FY2026 R&D budget is $2.1M. Next "one.', specs) == [
+        ("FY2026 R&D", "budget", "$2.1M")]
+
+
 def test_masking_keeps_offsets_and_line_breaks():
     text = "# Title here\nBody 'one two three' end.\n"
     view = masked(text, unasserted_spans(text))
@@ -115,6 +122,8 @@ def test_masking_keeps_offsets_and_line_breaks():
     ("The firmware team uses GitLab CI for every build.", ("firmware team", "uses", "GitLab CI")),
     ("Li Wei is a member of the safety committee.", ("Li Wei", "member_of", "safety committee")),
     ("Priya Nair became Head of Support today.", ("Priya Nair", "role", "Head of Support")),
+    ("Rafael Costa owns the Perch release notes.", ("Rafael Costa", "owns", "Perch release notes")),
+    ("Mobile Team relies on Firebase Crashlytics builds nightly.", ("Mobile Team", "uses", "Firebase Crashlytics")),
 ])
 def test_a_name_takes_its_whole_noun_phrase(specs, text, expected):
     assert _triples(text, specs) == [expected]
