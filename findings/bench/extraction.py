@@ -38,6 +38,9 @@ from knowledge.parsing import parse_body
 from knowledge.sample_corpus import DATA as SAMPLE_DATA
 
 LABELS = Path(settings.BASE_DIR) / "tests" / "data" / "extraction" / "sample_corpus_facts.json"
+# Short documents in other styles, labelled after the extractor changes and never tuned on: a check that the
+# rules are not fitted to the sample corpus (reported as extraction_heldout_*, no goal).
+HELDOUT = LABELS.with_name("heldout_facts.json")
 GOAL_PRECISION = 0.9
 
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")
@@ -157,10 +160,13 @@ def evaluate(specs: list[RelationSpec], *, extractor=None, labels: dict | None =
     corpora: dict[str, dict[str, dict]] = {}
     score = Score()
     for entry in labels["documents"]:
-        if entry["corpus"] not in corpora:
-            data = json.loads((SAMPLE_DATA / entry["corpus"]).read_text())
-            corpora[entry["corpus"]] = {d["external_id"]: d for d in data["documents"]}
-        document = corpora[entry["corpus"]][entry["external_id"]]
+        if "text" in entry:  # a document written into the labels themselves (the held-out check)
+            document = entry
+        else:
+            if entry["corpus"] not in corpora:
+                data = json.loads((SAMPLE_DATA / entry["corpus"]).read_text())
+                corpora[entry["corpus"]] = {d["external_id"]: d for d in data["documents"]}
+            document = corpora[entry["corpus"]][entry["external_id"]]
         _score_document(score, entry, document_proposals(extractor, document, specs), aliases)
     return score
 
@@ -171,13 +177,21 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
 
     if not LABELS.is_file():
         return {"notes": [f"extraction: not measured, {LABELS.relative_to(settings.BASE_DIR)} is not in this install"]}
-    score = evaluate(ontology_specs())
+    specs = ontology_specs()
+    score = evaluate(specs)
     result: dict[str, Any] = {**score.figures(), "goals": {"extraction_precision": GOAL_PRECISION}}
     result["false_positives"] = score.false_positives
+    if HELDOUT.is_file():
+        heldout = evaluate(specs, labels=labels_load(HELDOUT)).figures()
+        result.update({key.replace("extraction_", "extraction_heldout_"): heldout[key] for key in (
+            "extraction_precision", "extraction_recall", "extraction_proposed", "extraction_gold")})
     result["notes"] = [
         f"labels: {LABELS.relative_to(settings.BASE_DIR)} ({score.gold} gold facts written by reading the "
         "sample corpus); extractor: patterns (offline), per chunk as ingestion chunks",
         "precision = proposals matching a gold fact / all proposals; recall = gold facts found / all gold facts; "
         "matching on normalised subject, predicate and object (see findings/bench/extraction.py)",
+        f"extraction_heldout_*: {HELDOUT.name}, short documents in other styles (first measured at precision "
+        "0.79; the coordination, value-type and mixed-case fixes it exposed were made after, so it is no longer "
+        "unseen)",
     ]
     return result

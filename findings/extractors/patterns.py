@@ -33,6 +33,12 @@ monday tuesday wednesday thursday friday saturday sunday january february march 
 september october november december jan feb mar apr jun jul aug sep sept oct nov dec he she also
 """.split())
 _CONNECTORS = frozenset({"of", "for", "and", "&", "de", "van", "von", "the"})
+_COORDINATORS = frozenset({"and", "&"})
+_COORDINATED = re.compile(r"\s*(?:,\s*)?(?:(?:and|&)\s+)?(?:(?:the|a|an)\s+)?", re.IGNORECASE)
+# Object kinds whose names are rarely joined by "and" ("uses Figma and Linear" is two tools), unlike teams and
+# organisations ("Data and Analytics", "Procter & Gamble"), which stay one name.
+_LISTED_KINDS = frozenset({"product", "system", "vendor", "project"})
+_NAMED_GROUP_KINDS = frozenset({"team", "organisation", "committee"})
 
 _HANDLE = re.compile(r"(?<![\w@])@[A-Za-z0-9][\w.-]*[A-Za-z0-9_]|(?<![\w@])@[A-Za-z0-9]")
 _CODE = re.compile(r"`([^`\n]{1,80})`")
@@ -56,7 +62,8 @@ since after before during across around behind beyond near toward towards among 
 """.split())
 # A lower-case word that continues a name as a compound noun: "the Northgate pilot board", "the Perch team".
 # Past forms and -ly adverbs are verbs or modifiers of the verb, not part of the name.
-_NEXT_WORD = re.compile(r"[ \t]+([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![\w'’-])")
+_NEXT_WORD = re.compile(r"[ \t]+([a-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)(?![\w'’-])")  # "app", "iOS"
+_ANY_WORD = re.compile(r"[ \t]+([A-Za-z][\w'’-]*)")
 _MAX_TAIL_WORDS = 3
 _DETERMINERS = frozenset("the a an this that these those its his her their our my your every each".split())
 _MAX_SUBJECT_TAIL_WORDS = 2
@@ -136,6 +143,8 @@ def _names(sentence: str) -> list[_Span]:
             if not contiguous:
                 close()
             run.append(word)
+        elif run and contiguous and token.casefold() == "the" and run[-1].group(0).casefold() in _COORDINATORS:
+            close()  # "the Checkout Service and the Refunds API": an article after "and" opens another name
         elif run and contiguous and token.casefold() in _CONNECTORS:
             run.append(word)
         elif run and contiguous and token.casefold() in _NOT_NAMES and token[0].isupper():
@@ -206,9 +215,11 @@ def _verb_like(word: str, sentence: str, end: int) -> bool:
     when an adverb or an object follows it ("Crashlytics builds nightly", "Billing reports the numbers")."""
     if not word.endswith("s") or word.endswith("ss"):
         return False
-    following = _NEXT_WORD.match(sentence, end)
-    return following is not None and (following.group(1) in _DETERMINERS or following.group(1).endswith("ly")
-                                      or following.group(1) not in _FILLER)
+    following = _ANY_WORD.match(sentence, end)
+    if following is None:
+        return False
+    word = following.group(1)
+    return word[0].isupper() or word in _DETERMINERS or word.endswith("ly") or word not in _FILLER
 
 
 def _with_tail(span: _Span, sentence: str, end: int) -> _Span:
@@ -246,9 +257,11 @@ def _subject(names: list[_Span], phrase_start: int, sentence: str) -> _Span | No
 def _object(names: list[_Span], phrase_end: int, sentence: str, spec: RelationSpec) -> _Span | str | None:
     for name in names:
         if name.start >= phrase_end:
-            if _OBJECT_GAP.match(sentence[phrase_end:name.start]):
-                return _with_tail(name, sentence, _tail_end(sentence, name.end))
-            break
+            if not _OBJECT_GAP.match(sentence[phrase_end:name.start]):
+                break
+            if set(spec.object_kinds) <= {"value"} and len(name.name.split()) > 1:
+                return None  # a multi-word name is an entity ("is now Head of Sales"), not a status or an amount
+            return _with_tail(name, sentence, _tail_end(sentence, name.end))
     if not spec.takes_literal_object:
         return None
     literal = _LITERAL.match(sentence, phrase_end)
@@ -258,6 +271,47 @@ def _object(names: list[_Span], phrase_end: int, sentence: str, spec: RelationSp
     if not _literal_ok(value):
         return None
     return value
+
+
+def _conjuncts(obj: _Span, names: list[_Span], sentence: str, spec: RelationSpec) -> list[_Span]:
+    """The objects of a set relation stated as a list: "uses Stripe, Adyen and the Ledger Service" is three facts,
+    "uses Figma and Linear" two. State and event relations keep the first object only (one value per slot)."""
+    if spec.policy != "set":
+        return [obj]
+    kinds = set(spec.object_kinds)
+    parts = [obj]
+    if kinds & _LISTED_KINDS and not kinds & _NAMED_GROUP_KINDS and obj.kind == "name":
+        parts = _split_coordinated(obj)
+    end = obj.end
+    for name in names:
+        if name.start < end:
+            continue
+        gap = _COORDINATED.fullmatch(sentence, end, name.start)
+        if gap is None or not gap.group(0).strip():
+            break
+        parts.append(_with_tail(name, sentence, _tail_end(sentence, name.end)))
+        end = parts[-1].end
+    return parts
+
+
+def _clauses_split(names: list[_Span], hits: list[tuple[int, int, RelationSpec]], sentence: str) -> list[_Span]:
+    """A name joined by "and" that is the object of one phrasing and the subject of the next straddles two
+    clauses: "Priya owns Billing and Tom Becker owns Search" is Billing, then Tom Becker."""
+    out = []
+    for name in names:
+        ends_clause = any(end <= name.start and _OBJECT_GAP.match(sentence[end:name.start]) for _s, end, _ in hits)
+        opens_clause = any(start >= name.end and _SUBJECT_GAP.match(sentence[name.end:start]) for start, _e, _ in hits)
+        out.extend(_split_coordinated(name) if ends_clause and opens_clause else [name])
+    return out
+
+
+def _split_coordinated(span: _Span) -> list[_Span]:
+    pieces, start = [], 0
+    for match in re.finditer(r"\s+(?:and|&)\s+", span.name):
+        pieces.append((start, match.start()))
+        start = match.end()
+    pieces.append((start, len(span.name)))
+    return [_Span(span.start + a, span.start + b, span.name[a:b], span.kind) for a, b in pieces if b > a]
 
 
 def _literal_ok(value: str) -> bool:
@@ -323,20 +377,23 @@ class PatternsExtractor:
     @staticmethod
     def _triples(sentence: str, ontology: list[RelationSpec]):
         """(subject, relation, object) for each phrasing in one (masked) sentence that passes the type checks."""
-        names = _names(sentence)
+        hits = [h for h in _phrase_hits(sentence, ontology)
+                if not _passive(sentence, h[0], sentence[h[0]:h[1]].casefold())]
+        names = _clauses_split(_names(sentence), hits, sentence)
         for _start, phrase_end, spec, value in _template_hits(sentence, ontology):
             subject = next((n for n in names if n.start >= phrase_end), None)
             if subject is None or not _OBJECT_GAP.match(sentence[phrase_end:subject.start]):
                 continue
             if _fits(spec, subject, value):
                 yield subject, spec, value
-        for phrase_start, phrase_end, spec in _phrase_hits(sentence, ontology):
-            if _passive(sentence, phrase_start, sentence[phrase_start:phrase_end].casefold()):
-                continue
+        for phrase_start, phrase_end, spec in hits:
             subject = _subject(names, phrase_start, sentence)
             obj = _object(names, phrase_end, sentence, spec)
-            if subject is not None and obj is not None and _fits(spec, subject, obj):
-                yield subject, spec, obj
+            if subject is None or obj is None:
+                continue
+            for each in _conjuncts(obj, names, sentence, spec) if isinstance(obj, _Span) else [obj]:
+                if _fits(spec, subject, each):
+                    yield subject, spec, each
 
     @staticmethod
     def _remember(entities: dict[str, ProposedEntity], span: _Span, kinds: tuple[str, ...]) -> None:

@@ -45,6 +45,12 @@ def test_no_known_wrong_proposal_comes_back(score):
     assert score.known_wrong_proposed == 0, score.false_positives
 
 
+def test_the_held_out_documents_keep_their_precision():
+    heldout = extraction.evaluate(migrated_specs(), labels=extraction.labels_load(extraction.HELDOUT))
+    assert heldout.figures()["extraction_precision"] >= extraction.GOAL_PRECISION, heldout.false_positives
+    assert heldout.known_wrong_proposed == 0 and heldout.gold >= 20
+
+
 @pytest.mark.parametrize(("a", "b"), [
     ("the Northgate pilot", "Northgate pilot"), ("`pgbouncer`", "pgbouncer"), ("battery-safety programme",
     "Battery safety programme"), ("**Perch**", "perch"), ("Northgate's", "Northgate"), ("$2.1M.", "$2.1m"),
@@ -75,4 +81,5 @@ def test_bench_all_writes_the_extraction_area(tmp_path, relations):
     assert result["extraction_precision"] >= extraction.GOAL_PRECISION
     assert result["extraction_gold"] >= 100 and 0 < result["extraction_recall"] <= 1
     assert result["goals"] == {"extraction_precision": extraction.GOAL_PRECISION}
+    assert result["extraction_heldout_precision"] >= extraction.GOAL_PRECISION
     assert "| extraction_precision |" in (tmp_path / "report.md").read_text()

@@ -129,7 +129,26 @@ def test_a_name_takes_its_whole_noun_phrase(specs, text, expected):
     assert _triples(text, specs) == [expected]
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("The Payments Team uses Stripe, Adyen and the Ledger Service.",
+     [("Payments Team", "uses", "Stripe"), ("Payments Team", "uses", "Adyen"),
+      ("Payments Team", "uses", "Ledger Service")]),
+    ("The design team uses Figma and Linear.", [("design team", "uses", "Figma"), ("design team", "uses", "Linear")]),
+    ("Priya is a member of Data and Analytics.", [("Priya", "member_of", "Data and Analytics")]),  # a team's name
+    ("Priya Nair owns Billing and Tom Becker owns Search.",
+     [("Priya Nair", "owns", "Billing"), ("Tom Becker", "owns", "Search")]),
+    ("The Payments Team owns the Checkout Service and the Refunds API.",
+     [("Payments Team", "owns", "Checkout Service")]),
+    ("The mobile team shipped the Atlas iOS app on 2026-04-14.", [("mobile team", "shipped", "Atlas iOS app")]),
+])
+def test_coordinated_names(specs, text, expected):
+    """A list of objects of a set relation is one fact each; a state relation keeps its first object; an "and"
+    between two clauses splits the name it joined."""
+    assert _triples(text, specs) == expected
+
+
 @pytest.mark.parametrize("text", [
+    "Jake Moss is now Head of Sales EMEA.",  # a status is a value, not a multi-word name
     "The FY2026 budget was approved by the board on 2025-03-10.",  # passive: the budget did not approve
     "Perch 3.2 was released on 2025-05-20.",
     "Yours is approved already.",  # a capitalised function word names nothing, an adverb is no value
