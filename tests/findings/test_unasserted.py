@@ -5,7 +5,7 @@ import pytest
 
 from findings.extractors.patterns import PatternsExtractor
 from findings.extractors.unasserted import BLOCKED, masked, unasserted_spans
-from findings.grounding import GroundedProjection
+from findings.audit import GroundedProjection
 
 
 def _triples(text, specs, title=""):
