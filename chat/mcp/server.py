@@ -1,0 +1,91 @@
+"""The SDK's low-level MCP server, built for one caller.
+
+The caller's Authority is resolved before the server exists (from the API key: `/mcp`'s authentication or
+`mcp_stdio`'s environment) and closed over by the handlers: nothing in a request's headers, body or tool
+arguments can name another. The low-level server, not MCPServer: MCPServer calls `logging.basicConfig` when built
+and validates arguments with pydantic's wording; here the REST endpoints' serializers validate, so a tool refuses
+exactly what its endpoint refuses, in the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+
+from asgiref.sync import sync_to_async
+from django.core.exceptions import ValidationError as DjangoValidationError
+from mcp.server.lowlevel import Server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from rest_framework.exceptions import ValidationError
+
+from groundwork.authority import Authority
+from groundwork.rls import tenant_scope
+from groundwork.selectors import AuthorityDenied
+
+from .tools import TOOLS, ToolInputError, ToolUnavailable, errors_text
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "groundwork"
+INSTRUCTIONS = ("Groundwork answers only from the records this API key may read. kb_search returns citable chunks, "
+                "findings_query dated claims with their evidence, answer a grounded answer with citations. Cite "
+                "records by their viewer_url or record_url.")
+
+
+def tools_list() -> list[Tool]:
+    return [Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema,
+                 annotations=ToolAnnotations(read_only_hint=t.read_only, open_world_hint=False))
+            for t in TOOLS.values()]
+
+
+def tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def tool_call(resolve: Callable[[], Authority], name: str, arguments: dict) -> CallToolResult:
+    """Run one tool as the caller `resolve` names now (a revoked key or a removed owner stops the next call, as
+    it stops the next REST request), under the caller's database scope: row-level security's scope is set here,
+    at the tool boundary, for every transport (stdio has no request to bind it)."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        return tool_error(f"unknown tool {name!r}; the tools are: {', '.join(TOOLS)}")
+    try:
+        authority = resolve()
+    except AuthorityDenied as exc:
+        return tool_error(f"API key refused: {exc}")
+    try:
+        with tenant_scope(authority):
+            payload = tool.run(authority, arguments)
+    except ToolInputError as exc:
+        return tool_error(f"invalid arguments for {name}: {exc}")
+    except ValidationError as exc:  # a service's own refusal (DRF)
+        return tool_error(f"{name} refused: {errors_text(exc.detail)}")
+    except DjangoValidationError as exc:
+        return tool_error(f"{name} refused: {' '.join(exc.messages)}")
+    except ToolUnavailable as exc:
+        return tool_error(str(exc))
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload))], structured_content=payload)
+
+
+def mcp_server_build(resolve: Callable[[], Authority]) -> Server:
+    """A server whose tools act as the caller `resolve` returns, and nobody else. `/mcp` resolves the caller once
+    per request (before the server exists); stdio re-reads its key on every call."""
+
+    async def on_list_tools(ctx, params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=tools_list())
+
+    async def on_call_tool(ctx, params: CallToolRequestParams) -> CallToolResult:
+        # thread_sensitive: the ORM runs on the thread that entered async_to_sync (the request's thread, with its
+        # connection), never on the event loop.
+        return await sync_to_async(tool_call, thread_sensitive=True)(resolve, params.name, params.arguments or {})
+
+    return Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
