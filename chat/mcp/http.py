@@ -8,8 +8,9 @@ without its credentials and answers through a server built for that caller alone
 
 from __future__ import annotations
 
+import functools
+
 import anyio
-from asgiref.sync import async_to_sync
 from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from mcp.server.lowlevel import Server
@@ -67,8 +68,9 @@ class McpApi(AuthorityAPIView):
     def post(self, request, **kwargs):
         authority = self.authority
         server = mcp_server_build(lambda: authority)
-        status, headers, body = async_to_sync(mcp_exchange)(
-            server, method="POST", headers=request_headers(request), body=request.body)
+        # The request's own event loop, on this thread (see chat/mcp/server.py, event_loop_detached).
+        status, headers, body = anyio.run(functools.partial(
+            mcp_exchange, server, method="POST", headers=request_headers(request), body=request.body))
         response = HttpResponse(body, status=status)
         for name, value in headers:
             if name.lower() != b"content-length":

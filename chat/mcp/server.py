@@ -9,11 +9,12 @@ exactly what its endpoint refuses, in the same words.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError as DjangoValidationError
 from mcp.server.lowlevel import Server
 from mcp_types import (
@@ -76,16 +77,38 @@ def tool_call(resolve: Callable[[], Authority], name: str, arguments: dict) -> C
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload))], structured_content=payload)
 
 
+@contextmanager
+def event_loop_detached() -> Iterator[None]:
+    """The tool runs inline, on the thread that runs the event loop and owns the database connection.
+
+    Django refuses ORM calls on a thread with a running event loop, because they would block every other coroutine
+    of a shared loop. This loop is not shared: `/mcp` runs one per request on the request's own thread, and stdio
+    one for its single client; while a tool runs there is nothing else for it to do. So the loop is set aside for
+    the call instead of handing it to another thread (asgiref's sync_to_async): each hand-off between threads cost
+    a millisecond or more under load, and the GIL contention slowed the search itself (chat/bench/mcp.py).
+    """
+    loop = asyncio.get_running_loop()
+    asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(loop)
+
+
 def mcp_server_build(resolve: Callable[[], Authority]) -> Server:
     """A server whose tools act as the caller `resolve` returns, and nobody else. `/mcp` resolves the caller once
-    per request (before the server exists); stdio re-reads its key on every call."""
+    per request (before the server exists); stdio re-reads its key on every call. The server must run on an
+    event loop of its own (`anyio.run` on the thread whose database connection the tools use)."""
 
     async def on_list_tools(ctx, params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=tools_list())
 
     async def on_call_tool(ctx, params: CallToolRequestParams) -> CallToolResult:
-        # thread_sensitive: the ORM runs on the thread that entered async_to_sync (the request's thread, with its
-        # connection), never on the event loop.
-        return await sync_to_async(tool_call, thread_sensitive=True)(resolve, params.name, params.arguments or {})
+        with event_loop_detached():
+            return tool_call(resolve, params.name, params.arguments or {})
 
-    return Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    server = Server(SERVER_NAME, instructions=INSTRUCTIONS, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    # The SDK's only default middleware is OpenTelemetry (a span per message); nothing here exports traces, and it
+    # was a tenth of the SDK's time per request. Emptying the list is the SDK's documented opt-out.
+    server.middleware.clear()
+    return server

@@ -243,3 +243,26 @@ def test_stdio_serves_the_keys_own_view_and_stops_when_it_is_revoked(world, corp
     api_key_revoke(api_key=ApiKey.objects.get(name="mcp-outsider"))
     with pytest.raises(BaseException):  # the command refuses to start: the server exits before initialize
         stdio_calls(keys["outsider"], [])
+
+
+# --- the bench --------------------------------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_bench_all_runs_the_mcp_area(tmp_path, settings):
+    from django.core.management import call_command
+
+    from groundwork.models import Tenant
+    from knowledge.embedders import embedder_reset
+
+    settings.EMBEDDER = "none"  # the figure is the transport's overhead; the embedder's share is in both sides
+    embedder_reset()
+    try:
+        call_command("bench_all", "--out", str(tmp_path), "--only", "mcp", "--quick", stdout=None)
+    finally:
+        embedder_reset()
+    result = json.loads((tmp_path / "mcp.json").read_text())
+    assert result["pairs"] == 2 * result["queries"] == 48 and result["result_mismatches"] == 0
+    assert result["rest_search_p50_ms"] > 0 and result["mcp_kb_search_p50_ms"] > 0
+    assert "mcp_kb_search_overhead_p95_ms" in result and "| mcp_kb_search_overhead_p95_ms |" in (
+        tmp_path / "report.md").read_text()
+    assert not Tenant.objects.filter(slug__startswith="bench-mcp-").exists()

@@ -1,7 +1,7 @@
 """`manage.py mcp_stdio`: the MCP server over stdin/stdout for a local client (an IDE, a desktop agent), acting as
 the API key in GROUNDWORK_API_KEY, with the same tools and the same access path as `/mcp`."""
 
-from asgiref.sync import async_to_sync
+import anyio
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from mcp.server.stdio import stdio_server
@@ -36,4 +36,4 @@ class Command(BaseCommand):
             resolve()
         except AuthorityDenied as exc:
             raise CommandError(f"GROUNDWORK_API_KEY was refused: {exc}") from exc
-        async_to_sync(stdio_serve)(mcp_server_build(resolve))
+        anyio.run(stdio_serve, mcp_server_build(resolve))
