@@ -6,6 +6,7 @@ admin, the platform corpus); no key, a bad key and a revoked key are refused."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,11 +48,15 @@ def http_calls(url: str, key: str, calls: list[tuple[str, dict]]) -> tuple[set[s
     return anyio.run(run)
 
 
+def stdio_env(key: str) -> dict[str, str]:
+    """`manage.py mcp_stdio` on the test database (as the worker tests' Celery processes are)."""
+    return {"DATABASE_URL": database_url_of(connection.settings_dict), "GROUNDWORK_API_KEY": key,
+            "EMBEDDER": settings.EMBEDDER, "ANSWER_CACHE_ENABLED": "0", "LOG_LEVEL": "WARNING",
+            "PATH": "/usr/bin:/bin"}
+
+
 def stdio_calls(key: str, calls: list[tuple[str, dict]]) -> tuple[set[str], list]:
-    env = {"DATABASE_URL": database_url_of(connection.settings_dict), "GROUNDWORK_API_KEY": key,
-           "EMBEDDER": settings.EMBEDDER, "ANSWER_CACHE_ENABLED": "0", "LOG_LEVEL": "WARNING",
-           "PATH": "/usr/bin:/bin"}
-    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_stdio"], env=env,
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_stdio"], env=stdio_env(key),
                                    cwd=str(Path(settings.BASE_DIR)))
     return anyio.run(_session_calls, stdio_client(params), calls)
 
@@ -241,8 +246,13 @@ def test_stdio_serves_the_keys_own_view_and_stops_when_it_is_revoked(world, corp
     from groundwork.models import ApiKey
 
     api_key_revoke(api_key=ApiKey.objects.get(name="mcp-outsider"))
-    with pytest.raises(BaseException):  # the command refuses to start: the server exits before initialize
-        stdio_calls(keys["outsider"], [])
+    refused = subprocess.run([sys.executable, "manage.py", "mcp_stdio"], env=stdio_env(keys["outsider"]),
+                             cwd=settings.BASE_DIR, input="", capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "GROUNDWORK_API_KEY was refused: this API key was revoked" in refused.stderr
+    missing = subprocess.run([sys.executable, "manage.py", "mcp_stdio"], env=stdio_env(""),
+                             cwd=settings.BASE_DIR, input="", capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1 and "GROUNDWORK_API_KEY is not set" in missing.stderr
 
 
 # --- the bench --------------------------------------------------------------------------------------------------
