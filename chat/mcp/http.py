@@ -21,6 +21,9 @@ from groundwork.authentication import ApiKeyAuthentication
 
 from .server import mcp_server_build
 
+# The largest tool call is an answer's 4,000-character question; a body past this is a 413 from the SDK (its own
+# default is 4 MiB) before anything parses it.
+MAX_BODY_BYTES = 1024 * 1024
 # Never handed to the SDK: the key was read by authentication; cookies mean nothing here.
 _WITHHELD_HEADERS = frozenset({b"authorization", b"cookie"})
 
@@ -29,7 +32,8 @@ async def mcp_exchange(server: Server, *, method: str, headers: list[tuple[bytes
                        body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
     """One HTTP request through the SDK's session manager (a fresh one per request: stateless mode keeps nothing
     between requests, and a manager runs only once). Returns (status, headers, body)."""
-    manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
+    manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True,
+                                           max_request_body_size=MAX_BODY_BYTES)
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
              "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "root_path": "", "query_string": b"",
              "headers": [(k, v) for k, v in headers if k not in _WITHHELD_HEADERS], "client": None, "server": None}

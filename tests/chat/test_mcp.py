@@ -211,10 +211,16 @@ def test_bad_input_is_a_tool_error_with_a_clear_message(world, corpus, keys, nam
 def test_bad_json_rpc_is_a_4xx_not_a_5xx(world, keys):
     client = Client(headers={"Authorization": f"Bearer {keys['member']}",
                              "Accept": "application/json, text/event-stream"})
-    for body in ("{not json", json.dumps({"jsonrpc": "2.0", "id": 1}), json.dumps([1, 2])):
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    for body in ("{not json", json.dumps({"jsonrpc": "2.0", "id": 1}), json.dumps([1, 2]), "",
+                 json.dumps({**call, "params": {"name": "kb_search", "arguments": "laptop"}}),
+                 json.dumps({**call, "params": {"name": 7}}), json.dumps({**call, "method": "no/such"})):
         response = client.post("/mcp", body, content_type="application/json")
-        assert 400 <= response.status_code < 500 or "error" in response.json(), (body, response.content)
+        assert response.status_code < 500, (body, response.content)
+        assert 400 <= response.status_code or "error" in response.json(), (body, response.content)
     assert client.get("/mcp").status_code == 405
+    huge = json.dumps({**call, "params": {"name": "kb_search", "arguments": {"query": "x" * 2_000_000}}})
+    assert client.post("/mcp", huge, content_type="application/json").status_code == 413
 
 
 @pytest.mark.django_db
