@@ -29,6 +29,8 @@ from mcp_types import (
 from rest_framework.exceptions import ValidationError
 
 from groundwork.authority import Authority
+from groundwork.database_unavailable import DETAIL as DATABASE_UNAVAILABLE
+from groundwork.database_unavailable import database_unavailable
 from groundwork.rls import tenant_scope
 from groundwork.selectors import AuthorityDenied
 
@@ -61,11 +63,10 @@ def tool_call(resolve: Callable[[], Authority], name: str, arguments: dict) -> C
         return tool_error(f"unknown tool {name!r}; the tools are: {', '.join(TOOLS)}")
     try:
         authority = resolve()
-    except AuthorityDenied as exc:
-        return tool_error(f"API key refused: {exc}")
-    try:
         with tenant_scope(authority):
             payload = tool.run(authority, arguments)
+    except AuthorityDenied as exc:
+        return tool_error(f"API key refused: {exc}")
     except ToolInputError as exc:
         return tool_error(f"invalid arguments for {name}: {exc}")
     except ValidationError as exc:  # a service's own refusal (DRF)
@@ -74,6 +75,14 @@ def tool_call(resolve: Callable[[], Authority], name: str, arguments: dict) -> C
         return tool_error(f"{name} refused: {' '.join(exc.messages)}")
     except ToolUnavailable as exc:
         return tool_error(str(exc))
+    except Exception as exc:
+        # The SDK would send `str(exc)` to the client (SQL, paths, values); like the REST API's 503 and 500 pages,
+        # the client learns only that it failed, and the log keeps the rest.
+        if database_unavailable(exc):
+            logger.warning("mcp tool %s: database unavailable: %s", name, type(exc).__name__)
+            return tool_error(DATABASE_UNAVAILABLE)
+        logger.exception("mcp tool %s failed", name)
+        return tool_error(f"{name} failed with an internal error (logged); nothing more is known to the caller")
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload))], structured_content=payload)
 
 

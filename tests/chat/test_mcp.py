@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -221,6 +222,28 @@ def test_bad_json_rpc_is_a_4xx_not_a_5xx(world, keys):
     assert client.get("/mcp").status_code == 405
     huge = json.dumps({**call, "params": {"name": "kb_search", "arguments": {"query": "x" * 2_000_000}}})
     assert client.post("/mcp", huge, content_type="application/json").status_code == 413
+
+
+@pytest.mark.django_db
+def test_a_failing_tool_is_a_tool_error_that_tells_nothing_of_the_failure(world, keys, monkeypatch):
+    from django.db import OperationalError
+
+    from chat.mcp.tools import TOOLS
+
+    def crash(authority, arguments):
+        raise RuntimeError("SELECT secret FROM somewhere")
+
+    def database_down(authority, arguments):
+        raise OperationalError("connection to server at 10.0.0.7 failed")
+
+    monkeypatch.setitem(TOOLS, "kb_search", replace(TOOLS["kb_search"], run=crash))
+    result = rpc_call(keys["member"], "kb_search", {"query": "x"})
+    assert result["isError"] and "internal error" in result["content"][0]["text"]
+    assert "secret" not in json.dumps(result)
+    monkeypatch.setitem(TOOLS, "kb_search", replace(TOOLS["kb_search"], run=database_down))
+    result = rpc_call(keys["member"], "kb_search", {"query": "x"})
+    assert result["isError"] and "database is unavailable" in result["content"][0]["text"]
+    assert "10.0.0.7" not in json.dumps(result)
 
 
 @pytest.mark.django_db

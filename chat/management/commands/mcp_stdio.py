@@ -4,6 +4,7 @@ the API key in GROUNDWORK_API_KEY, with the same tools and the same access path 
 import anyio
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import close_old_connections
 from mcp.server.stdio import stdio_server
 
 from chat.mcp.server import mcp_server_build
@@ -29,7 +30,9 @@ class Command(BaseCommand):
         process_default_scope_set(None)
 
         def resolve() -> Authority:
-            # Re-read on every call, as each REST request re-reads its key: a revoked key stops the next call.
+            # Re-read on every call, as each REST request re-reads its key: a revoked key stops the next call. A
+            # long-lived process has no request cycle to retire a dead or stale connection: do it per call.
+            close_old_connections()
             return authority_for_api_key(raw_key=raw_key, tenant_slug=None)[0]
 
         try:
