@@ -6,6 +6,7 @@ admin, the platform corpus); no key, a bad key and a revoked key are refused."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from dataclasses import replace
@@ -62,12 +63,16 @@ def stdio_calls(key: str, calls: list[tuple[str, dict]]) -> tuple[set[str], list
     return anyio.run(_session_calls, stdio_client(params), calls)
 
 
-def rest_search(key: str, query: str) -> list[int]:
+def rest_hits(key: str, query: str) -> list[dict]:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     response = client.post("/api/v1/search", {"query": query, "k": 10}, format="json")
     assert response.status_code == 200, response.content
-    return [hit["chunk_id"] for hit in response.json()["hits"]]
+    return response.json()["hits"]
+
+
+def rest_search(key: str, query: str) -> list[int]:
+    return [hit["chunk_id"] for hit in rest_hits(key, query)]
 
 
 def rest_findings(key: str, **params) -> list[int]:
@@ -138,6 +143,9 @@ def test_http_acl_matrix_tools_return_what_the_same_keys_rest_calls_return(world
         # What came back (not the queries, which name the canaries themselves).
         text = json.dumps([s["hits"] for s in searches]) + json.dumps(found_now) + json.dumps(answer)
         seen[who] = {c for c in (*CANARIES, "Tom Becker", "Ana Ruiz", "Priya Nair", "Citation guide") if c in text}
+        # The answer cites only records the same key's REST search for the question returns.
+        assert {c["document_id"] for c in answer["citations"]} <= {
+            h["document_id"] for h in rest_hits(key, "How long do laptop replacements take?")}
         if who != "outsider":
             assert answer["outcome"] == "answered" and answer["citations"], answer
             assert all(c["viewer_url"].startswith("/t/acme/documents/") for c in answer["citations"])
@@ -244,6 +252,14 @@ def test_a_failing_tool_is_a_tool_error_that_tells_nothing_of_the_failure(world,
     result = rpc_call(keys["member"], "kb_search", {"query": "x"})
     assert result["isError"] and "database is unavailable" in result["content"][0]["text"]
     assert "10.0.0.7" not in json.dumps(result)
+
+
+@pytest.mark.django_db
+def test_the_sdk_logs_nothing_per_request(world, corpus, keys, caplog):
+    with caplog.at_level(logging.INFO):
+        assert rpc_call(keys["member"], "kb_search", {"query": "laptop"})["isError"] is False
+        assert rpc_call(keys["member"], "kb_search", {"query": ""})["isError"] is True
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("mcp")] == []
 
 
 @pytest.mark.django_db
