@@ -35,14 +35,29 @@ TOOLS = {"kb_search", "findings_query", "answer"}
 
 # --- the SDK client ---------------------------------------------------------------------------------------------
 
-async def _session_calls(streams_cm, calls: list[tuple[str, dict]]) -> tuple[set[str], list]:
+async def _session_calls(streams_cm, calls: list) -> tuple[set[str], list]:
+    """Each call is (tool, arguments), or a function run between calls (on a thread: the ORM refuses an event
+    loop's thread; that thread closes its own connection, so the test database can be dropped)."""
+
+    def on_thread(function):
+        try:
+            function()
+        finally:
+            connection.close()
+
     async with streams_cm as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {tool.name for tool in (await session.list_tools()).tools}
-        return names, [await session.call_tool(name, arguments) for name, arguments in calls]
+        results = []
+        for call in calls:
+            if callable(call):
+                await anyio.to_thread.run_sync(on_thread, call)
+            else:
+                results.append(await session.call_tool(*call))
+        return names, results
 
 
-def http_calls(url: str, key: str, calls: list[tuple[str, dict]]) -> tuple[set[str], list]:
+def http_calls(url: str, key: str, calls: list) -> tuple[set[str], list]:
     async def run():
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
             return await _session_calls(streamable_http_client(f"{url}/mcp", http_client=http), calls)
@@ -57,7 +72,7 @@ def stdio_env(key: str) -> dict[str, str]:
             "PATH": "/usr/bin:/bin"}
 
 
-def stdio_calls(key: str, calls: list[tuple[str, dict]]) -> tuple[set[str], list]:
+def stdio_calls(key: str, calls: list) -> tuple[set[str], list]:
     params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp_stdio"], env=stdio_env(key),
                                    cwd=str(Path(settings.BASE_DIR)))
     return anyio.run(_session_calls, stdio_client(params), calls)
@@ -284,13 +299,17 @@ def test_stdio_serves_the_keys_own_view_and_stops_when_it_is_revoked(world, corp
     assert "CANARY-HR-7731" not in json.dumps([r.structured_content["hits"] for r in results[:-1]])
     assert results[-1].is_error and "query: This field may not be blank." in results[-1].content[0].text
 
-    names, results = stdio_calls(keys["outsider"], [("kb_search", {"query": "laptop"})])
-    assert {h["corpus"] for h in structured(results[0])["hits"]} == {"tenant", "platform"}
-    assert "CANARY-GLOBEX-1142" in json.dumps(results[0].structured_content)
-
     from groundwork.models import ApiKey
 
-    api_key_revoke(api_key=ApiKey.objects.get(name="mcp-outsider"))
+    def revoke() -> None:
+        api_key_revoke(api_key=ApiKey.objects.get(name="mcp-outsider"))
+
+    # The key is re-read on every call: revoked mid-session, the next call is refused.
+    names, results = stdio_calls(keys["outsider"], [("kb_search", {"query": "laptop"}), revoke,
+                                                    ("kb_search", {"query": "laptop"})])
+    assert {h["corpus"] for h in structured(results[0])["hits"]} == {"tenant", "platform"}
+    assert "CANARY-GLOBEX-1142" in json.dumps(results[0].structured_content)
+    assert results[1].is_error and results[1].content[0].text == "API key refused: this API key was revoked"
     refused = subprocess.run([sys.executable, "manage.py", "mcp_stdio"], env=stdio_env(keys["outsider"]),
                              cwd=settings.BASE_DIR, input="", capture_output=True, text=True, timeout=120)
     assert refused.returncode == 1 and refused.stdout == ""
