@@ -3,6 +3,7 @@ from django.urls import path
 from groundwork.routes import api_collection
 
 from . import api, views
+from .mcp.http import McpApi
 
 page_urlpatterns = [
     path("chat/", views.chat_page, name="chat"),
@@ -20,3 +21,4 @@ api_urlpatterns = [
     path("gaps", api.GapEventListApi.as_view(), name="gaps"),
     path("access-requests", api.AccessRequestApi.as_view(), name="access-requests"),
 ]
+root_urlpatterns = [path("mcp", McpApi.as_view(), name="mcp")]

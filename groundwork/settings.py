@@ -313,7 +313,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}, "django.db.backends": {"level": "WARNING"}},
+    # The MCP SDK logs at INFO on every /mcp request (stateless mode starts and stops a session manager each time).
+    "loggers": {"pgserver": {"level": "WARNING"}, "django.db.backends": {"level": "WARNING"},
+                "mcp": {"level": "WARNING"}},
 }
 
 # The public evaluation sets (SciFact, Cranfield, CISI) the benchmarks read; a missing set is skipped and named.
@@ -321,9 +323,14 @@ LOGGING = {
 GROUNDWORK_EVAL_DIR = env_str("GROUNDWORK_EVAL_DIR")
 
 # Apps whose `urls` module contributes `api_urlpatterns` (mounted at /api/v1/ and /t/<tenant>/api/v1/)
-# and `page_urlpatterns` (mounted at /t/<tenant>/). The root URLconf reads this list, so the platform
-# layer composes the apps without importing them.
+# and `page_urlpatterns` (mounted at /t/<tenant>/), and optionally `root_urlpatterns` (mounted at /: the MCP
+# server's /mcp). The root URLconf reads this list, so the platform layer composes the apps without importing them.
 GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.urls", "chat.urls"]
+
+# --- MCP over stdio (`manage.py mcp_stdio`) ------------------------------------------------------------------
+# The API key the local MCP server acts as (the same keys as the REST API and /mcp). Read only by that command;
+# a process without it serves nothing.
+GROUNDWORK_API_KEY = env_str("GROUNDWORK_API_KEY")
 
 # --- Knowledge: chunking -------------------------------------------------------------------------------
 CHUNK_TOKEN_BUDGET = env_int("CHUNK_TOKEN_BUDGET", 200, minimum=8)

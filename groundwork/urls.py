@@ -11,10 +11,13 @@ from .views import healthz
 
 api_patterns: list = []
 page_patterns: list = []
+# Endpoints outside the REST API's versioned prefix and the tenant pages (the MCP server at /mcp).
+root_patterns: list = []
 for module_name in settings.GROUNDWORK_URL_MODULES:
     module = import_module(module_name)
     api_patterns += getattr(module, "api_urlpatterns", [])
     page_patterns += getattr(module, "page_urlpatterns", [])
+    root_patterns += getattr(module, "root_urlpatterns", [])
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -27,6 +30,7 @@ urlpatterns = [
     path("api/v1/", include((api_patterns, "api"), namespace="api")),
     path("t/<slug:tenant_slug>/api/v1/", include((api_patterns, "api"), namespace="tenant-api")),
     path("t/<slug:tenant_slug>/", include((page_patterns, "pages"), namespace="pages")),
+    *root_patterns,
     path("", include("groundwork.home_urls")),
 ]
 

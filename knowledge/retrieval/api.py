@@ -28,6 +28,16 @@ class SearchInput(serializers.Serializer):
     filters = FiltersSerializer(required=False)
 
 
+def search_filters(validated: dict) -> SearchFilters:
+    """The SearchFilters of a validated SearchInput (the REST search and the MCP kb_search tool)."""
+    f = validated.get("filters") or {}
+    return SearchFilters(
+        source_ids=tuple(f.get("source_ids") or ()), document_ids=tuple(f.get("document_ids") or ()),
+        updated_after=f.get("updated_after"), updated_before=f.get("updated_before"),
+        metadata=f.get("metadata") or {},
+    )
+
+
 class HitOutput(serializers.Serializer):
     chunk_id = serializers.IntegerField()
     document_id = serializers.IntegerField()
@@ -90,15 +100,9 @@ class SearchApi(AuthorityAPIView):
     def post(self, request, **kwargs):
         data = SearchInput(data=request.data)
         data.is_valid(raise_exception=True)
-        f = data.validated_data.get("filters") or {}
-        filters = SearchFilters(
-            source_ids=tuple(f.get("source_ids") or ()), document_ids=tuple(f.get("document_ids") or ()),
-            updated_after=f.get("updated_after"), updated_before=f.get("updated_before"),
-            metadata=f.get("metadata") or {},
-        )
         try:
             result = ground_search(self.authority, data.validated_data["query"], k=data.validated_data["k"],
-                                   filters=filters)
+                                   filters=search_filters(data.validated_data))
         except RetrievalUnavailable as exc:
             return unavailable_response(exc)
         return Response(SearchOutput({"query": data.validated_data["query"], "hits": result.hits,

@@ -22,6 +22,7 @@ AREAS = {
     "extraction": "findings.bench.extraction",
     "chat": "chat.bench.answers",
     "security": "chat.bench.security",
+    "mcp": "chat.bench.mcp",
 }
 
 
