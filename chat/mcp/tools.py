@@ -28,7 +28,7 @@ from groundwork.authority import Authority
 from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
 from knowledge.links import document_viewer_url
 from knowledge.retrieval.api import SearchInput, SearchOutput, search_filters
-from knowledge.retrieval.ground import ground_search
+from knowledge.retrieval.lookup import ground_search
 from knowledge.retrieval.types import RetrievalUnavailable
 
 
