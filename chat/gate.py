@@ -216,7 +216,8 @@ __all__ = [
 # A question about "ticket KR-9999" or "Marcus Lee" asks about that thing; evidence about KR-1042 or about
 # someone else answers another question. Codes (letters and digits together: KR-1042, INV-2024-0042, Q3) and
 # capitalised words that do not start a sentence (names, places, products) must each occur in some record the
-# caller can read (chat.retrieval.identifiers_unknown checks), or the question is about something the records do not hold.
+# caller can read (chat.retrieval.identifiers_unknown checks), or the question is about something the records do
+# not hold.
 _CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*(?![\w-])")
 # "1st", "10am", "5kg", "24h": quantities, not codes
 _QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|s|ms|k|kb|mb|gb|tb|kg|g|km|cm|mm|x)$",
