@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from groundwork.api import AuthorityAPIView, found
@@ -81,6 +82,8 @@ class ConnectorApi(AuthorityAPIView):
 
 
 class SyncRunListApi(AuthorityAPIView):
+    pagination_class = LimitOffsetPagination
+
     @role_required("admin")
     @extend_schema(summary="A source's sync runs (admin)", description="Newest first, paginated.",
                    responses=SyncRunSerializer(many=True))

@@ -275,6 +275,9 @@ SPECTACULAR_SETTINGS = {
         "UploadItemStatusEnum": "knowledge.models.UploadItem.Status",
         "UploadBatchStatusEnum": "knowledge.models.UploadBatch.Status",
         "AccessRequestStatusEnum": ["open", "granted", "declined"],
+        "ConnectorKindEnum": "connectors.models.Connector.Kind",
+        "SourceKindEnum": "knowledge.models.Source.Kind",
+        "SyncRunModeEnum": "connectors.models.SyncRun.Mode",
     },
 }
 
