@@ -21,6 +21,7 @@ AREAS = {
     "findings": "findings.bench.claims",
     "chat": "chat.bench.answers",
     "security": "chat.bench.security",
+    "connectors": "connectors.bench.sync",
 }
 
 
