@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.authority import Authority
-from groundwork.task_queue import enqueue_on_commit
+from groundwork.task_queue import enqueue, enqueue_on_commit
 from knowledge.models import Source
 
 from .crypto import credentials_encrypt
@@ -146,3 +146,22 @@ def sync_due_start(*, now: datetime | None = None) -> list[int]:
             except SyncBusy:
                 break  # one run per source: the other mode waits for the next check
     return queued
+
+
+# A run queued this long ago and never started lost its task message; one "running" past the task's hard time
+# limit lost its worker. Either is queued again (the task skips a run another worker still holds the lock for).
+QUEUED_STALE = timedelta(minutes=10)
+RUNNING_STALE = timedelta(minutes=62)
+
+
+def sync_runs_requeue(*, now: datetime | None = None) -> list[int]:
+    """Celery beat, beside sync_due_start: queue again the active runs whose task was lost, so a lost message
+    never blocks its source for good. Idempotent: a run that finishes meanwhile is skipped by the task."""
+    now = now or timezone.now()
+    stale = SyncRun.objects.filter(
+        Q(status=SyncRun.Status.QUEUED, created_at__lt=now - QUEUED_STALE)
+        | Q(status=SyncRun.Status.RUNNING, started_at__lt=now - RUNNING_STALE)).order_by("pk")
+    ids = list(stale.values_list("pk", flat=True))
+    for run_id in ids:
+        enqueue("connectors.tasks.sync_run_task", run_id)
+    return ids

@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from .services import sync_due_start
+from .services import sync_due_start, sync_runs_requeue
 from .sync import sync_run_execute
 
 
@@ -12,6 +12,7 @@ def sync_run_task(run_id: int) -> str:
 
 
 @shared_task(acks_late=True, soft_time_limit=120, time_limit=150)
-def sync_schedule_task() -> list[int]:
-    """Celery beat: queue the runs whose per-source interval has passed (connectors.services.sync_due_start)."""
-    return sync_due_start()
+def sync_schedule_task() -> dict:
+    """Celery beat: queue again runs whose task was lost, then the runs whose per-source interval has passed
+    (connectors.services)."""
+    return {"requeued": sync_runs_requeue(), "queued": sync_due_start()}

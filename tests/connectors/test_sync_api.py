@@ -152,3 +152,19 @@ def test_admin_never_renders_credentials_and_scopes_runs(world, slack_source):
     run = SyncRun.objects.filter(connector=connector).first()
     assert outsider.get(reverse("admin:connectors_syncrun_change", args=[run.pk])).status_code in (302, 404)
     assert isinstance(admin.site._registry[SyncRun], admin.ModelAdmin)
+
+
+def test_a_run_whose_task_was_lost_is_queued_again_and_finishes(world, slack_source):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from connectors.services import sync_runs_requeue
+    from connectors.tasks import sync_schedule_task
+
+    run = sync_run_start(authority=world.authority(world.admin), source=slack_source)
+    assert sync_runs_requeue() == []  # just queued: its task may still be on the way
+    SyncRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=30))
+    assert sync_schedule_task()["requeued"] == [run.pk]  # inline queue in tests: it ran now
+    run.refresh_from_db()
+    assert run.status == "succeeded" and run.added == 4
