@@ -60,8 +60,13 @@ def _documents_access_apply(*, tenant_id: int, document_ids: Sequence[int], visi
     Document.objects.filter(pk__in=document_ids).exclude(visibility=visibility, acl_inherited=inherited).update(
         visibility=visibility, acl_inherited=inherited)
     DocumentAcl.objects.filter(document_id__in=document_ids).exclude(principal_id__in=principal_ids).delete()
+    # Insert only the missing rows: re-sharing many documents whose ACLs mostly stay (a permission sync after a
+    # few membership changes) would otherwise send every row again for ON CONFLICT to throw away.
+    present = set(DocumentAcl.objects.filter(document_id__in=document_ids, principal_id__in=principal_ids)
+                  .values_list("document_id", "principal_id"))
     DocumentAcl.objects.bulk_create(
-        [DocumentAcl(document_id=d, principal_id=i) for d in document_ids for i in principal_ids],
+        [DocumentAcl(document_id=d, principal_id=i) for d in document_ids for i in principal_ids
+         if (d, i) not in present],
         ignore_conflicts=True,
     )
     documents_changed_notify([DocumentChange(d, tenant_id, "access_changed") for d in document_ids])
