@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from groundwork.admin_scoping import TenantRecordAdmin, TenantScopedAdmin, admin_authority
 
 from .models import Connector, SyncRun
-from .services import connector_configure
+from .services import connector_configure, connector_settings_clean
 
 
 class ConnectorForm(forms.ModelForm):
@@ -26,6 +26,15 @@ class ConnectorForm(forms.ModelForm):
         model = Connector
         fields = ["source", "kind", "settings", "content_interval_minutes", "permissions_interval_minutes",
                   "enabled"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") and "settings" in cleaned:
+            try:
+                cleaned["settings"] = connector_settings_clean(cleaned["kind"], cleaned["settings"])
+            except ValidationError as exc:
+                self.add_error("settings", exc)
+        return cleaned
 
     def clean_credentials(self):
         raw = self.cleaned_data.get("credentials") or ""

@@ -42,7 +42,8 @@ def _require_admin(authority: Authority, source: Source) -> None:
         raise PermissionDenied("only a tenant admin may configure connectors and start syncs")
 
 
-def _settings_clean(kind: str, raw) -> dict:
+def connector_settings_clean(kind: str, raw) -> dict:
+    """Valid settings for a connector of `kind` (the service and the admin form check the same way)."""
     if kind not in Connector.Kind.values:
         raise ValidationError(f"unknown connector kind {kind!r}; use one of {', '.join(Connector.Kind.values)}")
     if not isinstance(raw, dict):
@@ -80,7 +81,7 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
                 raise ValidationError("a new connector needs a kind and settings")
             connector = Connector(tenant_id=source.tenant_id, source=source, kind=kind)
         new_kind = connector.kind if kind is KEEP else kind
-        connector.settings = _settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        connector.settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
         connector.kind = new_kind
         if credentials is not KEEP:
             if credentials is not None and not isinstance(credentials, dict):

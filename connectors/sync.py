@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import DataError
 from django.utils import timezone
 
 from groundwork.selectors import authority_for_service
@@ -41,7 +42,9 @@ logger = logging.getLogger(__name__)
 HASH_KEY = "connector_hash"
 SERVICE_NAME = "connector-sync"
 _STATUS = {"created": "added", "updated": "updated", "metadata_updated": "updated", "unchanged": "unchanged"}
-_ITEM_ERRORS = (ValidationError, PermissionDenied, RecordInvalid)
+# What one record can cause: refused input, or a value the database refuses (DataError: rolled back with the
+# ingest's own transaction, so the connection stays usable).
+_ITEM_ERRORS = (ValidationError, PermissionDenied, RecordInvalid, DataError)
 
 
 @dataclass

@@ -97,19 +97,23 @@ class FolderConnector(SourceConnector):
             return
         if not target.is_dir():
             raise ConnectorError("the path must be a folder or a .zip file")
+        root = target.resolve()
         for path in sorted(target.rglob("*")):
             relative = path.relative_to(target).as_posix()
             if any(part.startswith(".") for part in relative.split("/")) or path.is_dir():
                 continue
-            if path.is_symlink():
-                yield relative, None, "refused: a symbolic link"
+            if path.is_symlink() or root not in path.resolve().parents:
+                yield relative, None, "refused: a symbolic link or a file outside the folder"
             elif file_kind(relative) is None:
                 yield relative, None, "unsupported file type"
             elif path.stat().st_size > settings.UPLOAD_MAX_FILE_BYTES:
                 yield relative, None, (f"over the size limit ({path.stat().st_size:,} bytes; "
                                        f"the limit is {settings.UPLOAD_MAX_FILE_BYTES:,})")
             else:
-                yield relative, path.read_bytes(), ""
+                try:
+                    yield relative, path.read_bytes(), ""
+                except OSError as exc:
+                    yield relative, None, f"unreadable file ({type(exc).__name__})"
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         target = self._target()

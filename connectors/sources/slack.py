@@ -32,6 +32,8 @@ from knowledge.models import Visibility
 
 from .base import Access, ConnectorError, PermissionSnapshot, RecordError, SourceConnector, SourceRecord, path_inside
 
+# A channel folder is named by one path component: a name from channels.json never reaches outside the export.
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}$")
 _DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.json$")
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 # Housekeeping messages that carry no knowledge.
@@ -143,7 +145,10 @@ class SlackExportConnector(SourceConnector):
 
     def _channel_records(self, export: _Export, users, channel: dict) -> Iterator[SourceRecord | RecordError]:
         cid, name = channel["id"], str(channel.get("name") or channel["id"])
-        folder = name if export.day_files(name) else cid
+        if not _SAFE_NAME.match(cid):
+            yield RecordError(item=cid[:80], reason="refused: a channel id that is not a plain name")
+            return
+        folder = name if _SAFE_NAME.match(name) and export.day_files(name) else cid
         groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
         for day_file in export.day_files(folder):
             try:

@@ -133,3 +133,18 @@ def test_runs_record_progress_fields(world, slack_source):
     assert run.seen == 4 and run.started_at and run.finished_at and run.finished_at >= run.started_at
     assert SyncRun.objects.filter(connector__source=slack_source, status__in=SyncRun.ACTIVE).count() == 0
     assert json.dumps(run.errors) == "[]"
+
+
+def test_a_channel_name_cannot_lead_outside_the_export(world, slack_source, import_root):
+    export = import_root / "acme" / "slack"
+    (import_root / "acme" / "outside").mkdir(parents=True)
+    write_json(import_root / "acme" / "outside" / "2026-11-02.json",
+               [{"type": "message", "user": "UADMIN", "text": "Outside the export: basaltmoth.", "ts": "1793610000.1"}])
+    write_json(export / "channels.json", [
+        {"id": "CGEN", "name": "general", "members": []},
+        {"id": "CEVIL", "name": "../outside", "members": []},
+        {"id": "../outside", "name": "x", "members": []},
+    ])
+    run = sync(world, slack_source)
+    assert run.status == "succeeded" and run.failed == 1 and "not a plain name" in run.errors[0]["reason"]
+    assert not finds(world, world.admin, "basaltmoth")

@@ -168,3 +168,25 @@ def test_a_run_whose_task_was_lost_is_queued_again_and_finishes(world, slack_sou
     assert sync_schedule_task()["requeued"] == [run.pk]  # inline queue in tests: it ran now
     run.refresh_from_db()
     assert run.status == "succeeded" and run.added == 4
+
+
+def test_admin_add_form_refuses_bad_settings_and_stores_credentials_encrypted(world):
+    from knowledge.models import Source
+
+    source = Source.objects.create(tenant=world.acme, kind="folder", name="Drop")
+    client = Client()
+    client.force_login(world.admin)
+    url = reverse("admin:connectors_connector_add")
+    form = {"source": source.pk, "kind": "folder", "settings": '{"path": "../globex"}', "enabled": "on",
+            "credentials": '{"token": "%s"}' % SECRET}
+    refused = client.post(url, form)
+    assert refused.status_code == 200 and "import folder" in refused.content.decode()
+    assert SECRET not in refused.content.decode()
+    saved = client.post(url, {**form, "settings": '{"path": "drop"}'})
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    connector = Connector.objects.get(source=source)
+    assert credentials_decrypt(connector.credentials_encrypted) == {"token": SECRET}
+    assert connector.tenant_id == world.acme.pk
+    globex_source = Source.objects.create(tenant=world.globex, kind="folder", name="Theirs")
+    foreign = client.post(url, {**form, "source": globex_source.pk, "settings": '{"path": "drop"}'})
+    assert foreign.status_code == 200 and not Connector.objects.filter(source=globex_source).exists()
