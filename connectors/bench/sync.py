@@ -39,6 +39,7 @@ from .slack_export import membership_changes, slack_export_generate
 CEILINGS = {"stale_reads_after_perm_sync": 0, "perm_sync_s": 30.0}
 GOALS = {"slack_messages_per_s": 1000.0}
 PERMISSION_CHANGES = 1000
+MESSAGES, QUICK_MESSAGES = 50_000, 5000
 
 
 def _sync(authority, source, mode: str) -> tuple[SyncRun, float]:
@@ -74,7 +75,7 @@ def _reads(tenant: Tenant, probes) -> int:
 
 
 def run(out_dir: Path, quick: bool = False) -> dict:
-    messages = 5000 if quick else 50_000
+    messages = QUICK_MESSAGES if quick else MESSAGES
     result: dict = {"quick": quick, "notes": [], "ceilings": dict(CEILINGS), "goals": dict(GOALS)}
     tenant = Tenant.objects.create(slug=f"bench-{uuid.uuid4().hex[:12]}", name="Connectors benchmark (scratch)")
     probes: list = []
