@@ -3,6 +3,8 @@ write-only and encrypted, one run per source at a time, runs visible to their te
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib import admin
 from django.db import IntegrityError, transaction
@@ -178,7 +180,7 @@ def test_admin_add_form_refuses_bad_settings_and_stores_credentials_encrypted(wo
     client.force_login(world.admin)
     url = reverse("admin:connectors_connector_add")
     form = {"source": source.pk, "kind": "folder", "settings": '{"path": "../globex"}', "enabled": "on",
-            "credentials": '{"token": "%s"}' % SECRET}
+            "credentials": json.dumps({"token": SECRET})}
     refused = client.post(url, form)
     assert refused.status_code == 200 and "import folder" in refused.content.decode()
     assert SECRET not in refused.content.decode()
