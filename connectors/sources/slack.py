@@ -11,7 +11,7 @@ unthreaded chat is the next natural unit, small enough to chunk well and stable 
 a record, it does not change old ones).
 
 Access: a private channel is `restricted` to its members, each mapped to `email:<address>` (a member without an
-e-mail in users.json cannot be mapped and is left out: fail closed). A public channel is readable by the whole
+e-mail in users.json, or deactivated there, is left out: fail closed). A public channel is readable by the whole
 workspace: its records inherit the source's defaults (workspace unless an admin narrowed the source). A
 permission sync reads users.json, channels.json and groups.json only.
 """
@@ -118,7 +118,10 @@ class SlackExportConnector(SourceConnector):
 
     @staticmethod
     def _email(users: Mapping[str, dict], user_id: str) -> str | None:
-        email = ((users.get(user_id) or {}).get("profile") or {}).get("email")
+        user = users.get(user_id) or {}
+        if user.get("deleted") is True:
+            return None  # deactivated in Slack: reads nothing there, so nothing here either
+        email = (user.get("profile") or {}).get("email")
         return email.strip().lower() if isinstance(email, str) and "@" in email else None
 
     def _access(self, users: Mapping[str, dict], channel: dict) -> Access:

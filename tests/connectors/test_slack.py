@@ -148,3 +148,25 @@ def test_a_channel_name_cannot_lead_outside_the_export(world, slack_source, impo
     run = sync(world, slack_source)
     assert run.status == "succeeded" and run.failed == 1 and "not a plain name" in run.errors[0]["reason"]
     assert not finds(world, world.admin, "basaltmoth")
+
+
+def test_a_member_deactivated_in_slack_loses_access_at_the_next_permission_sync(world, slack_source, import_root):
+    from .conftest import slack_users
+
+    sync(world, slack_source)
+    users = slack_users()
+    for user in users:
+        if user["id"] == "UMEMBER":
+            user["deleted"] = True
+    write_json(import_root / "acme" / "slack" / "users.json", users)
+    assert sync(world, slack_source, mode="permissions").updated == 1
+    assert not finds(world, world.member, "hushbadger") and finds(world, world.admin, "hushbadger")
+
+
+def test_the_manage_page_lists_connectors(world, slack_source):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(world.admin)
+    page = client.get("/t/acme/manage/")
+    assert page.status_code == 200 and "/t/acme/manage/connectors/" in page.content.decode()
