@@ -170,3 +170,15 @@ def test_the_manage_page_lists_connectors(world, slack_source):
     client.force_login(world.admin)
     page = client.get("/t/acme/manage/")
     assert page.status_code == 200 and "/t/acme/manage/connectors/" in page.content.decode()
+
+
+def test_public_channels_follow_the_sources_default_acl(world, slack_source):
+    from knowledge.services import source_update
+
+    sync(world, slack_source)
+    source_update(authority=world.authority(world.admin), source=slack_source, default_visibility="restricted",
+                  default_acl=["group:leadership"])
+    assert finds(world, world.analyst, "zephyrgale") and not finds(world, world.member, "zephyrgale")
+    assert finds(world, world.member, "hushbadger")  # a private channel keeps its members
+    again = sync(world, slack_source)
+    assert again.unchanged == 4 and not finds(world, world.member, "zephyrgale")
