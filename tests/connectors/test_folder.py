@@ -110,3 +110,24 @@ def test_paths_cannot_leave_the_tenants_import_folder(world, import_root):
     run = sync(world, source)
     assert run.status == "failed" and "inside the tenant's import folder" in run.message
     assert not Document.objects.filter(source=source).exists()
+
+
+def test_per_item_errors_are_bounded_but_counted(world, import_root, settings):
+    from django.test import Client
+    from django.urls import reverse
+
+    settings.CONNECTORS_MAX_RUN_ERRORS = 2
+    root = import_root / "acme" / "junk"
+    root.mkdir(parents=True)
+    for i in range(5):
+        (root / f"tool-{i}.exe").write_bytes(b"MZ")
+    (root / "ok.txt").write_text("A readable note about the saltmarsh depot.")
+    source = Source.objects.create(tenant=world.acme, kind="folder", name="Junk")
+    connector_configure(authority=world.authority(world.admin), source=source, kind="folder",
+                        settings={"path": "junk"})
+    run = sync(world, source)
+    assert run.status == "succeeded" and run.failed == 5 and len(run.errors) == 2 and run.added == 1
+    client = Client()
+    client.force_login(world.admin)
+    page = client.get(reverse("pages:sync-run", kwargs={"tenant_slug": "acme", "run_id": run.pk}))
+    assert "the first 2 of 5" in page.content.decode()
