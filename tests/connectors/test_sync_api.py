@@ -86,6 +86,8 @@ def test_a_source_locked_by_another_worker_is_skipped(world, slack_source):
             cursor.execute("SELECT pg_advisory_lock(%s, %s)", [0x4757434E, slack_source.pk])
         assert sync_run_execute(run_id=run.pk) == "busy"
         assert SyncRun.objects.get(pk=run.pk).status == "queued"
+        with other.cursor() as cursor:  # released explicitly: a closed session's locks go only once its backend exits
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [0x4757434E, slack_source.pk])
     finally:
         other.close()
     assert source_lock_try(slack_source.pk)
