@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "knowledge.apps.KnowledgeConfig",
     "findings.apps.FindingsConfig",
     "chat.apps.ChatConfig",
+    "connectors.apps.ConnectorsConfig",
 ]
 
 MIDDLEWARE = [
@@ -214,10 +215,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 WORK_RESUME_INTERVAL_S = env_int("WORK_RESUME_INTERVAL_S", 300, minimum=1)
 WORK_RESUME_AFTER_S = env_int("WORK_RESUME_AFTER_S", 900, minimum=0)
 WORK_RESUME_WINDOW_S = env_int("WORK_RESUME_WINDOW_S", 86400, minimum=1)
+# Seconds between checks of the connectors' per-source schedules (connectors/schedule.py).
+CONNECTORS_SCHEDULE_CHECK_S = env_int("CONNECTORS_SCHEDULE_CHECK_S", 60, minimum=5)
 CELERY_BEAT_SCHEDULE = {
     "knowledge-work-resume": {"task": "knowledge.tasks.work_resume_task", "schedule": WORK_RESUME_INTERVAL_S},
     "findings-extraction-resume": {"task": "findings.tasks.extraction_resume_task",
                                    "schedule": WORK_RESUME_INTERVAL_S},
+    # Connectors: one beat entry checks every source's own schedule (connectors/schedule.py); the intervals
+    # live on each source's connector, so changing one needs no deploy and no django-celery-beat tables.
+    "connectors-schedule-check": {"task": "connectors.tasks.sync_schedule_task",
+                                  "schedule": CONNECTORS_SCHEDULE_CHECK_S},
 }
 # The queue tasks go to when none is named (follow-up tasks too): lets a test or a second deployment on one
 # Redis keep its own workers.
@@ -268,6 +275,9 @@ SPECTACULAR_SETTINGS = {
         "UploadItemStatusEnum": "knowledge.models.UploadItem.Status",
         "UploadBatchStatusEnum": "knowledge.models.UploadBatch.Status",
         "AccessRequestStatusEnum": ["open", "granted", "declined"],
+        "ConnectorKindEnum": "connectors.models.Connector.Kind",
+        "SourceKindEnum": "knowledge.models.Source.Kind",
+        "SyncRunModeEnum": "connectors.models.SyncRun.Mode",
     },
 }
 
@@ -325,7 +335,27 @@ GROUNDWORK_EVAL_DIR = env_str("GROUNDWORK_EVAL_DIR")
 # Apps whose `urls` module contributes `api_urlpatterns` (mounted at /api/v1/ and /t/<tenant>/api/v1/)
 # and `page_urlpatterns` (mounted at /t/<tenant>/), and optionally `root_urlpatterns` (mounted at /: the MCP
 # server's /mcp). The root URLconf reads this list, so the platform layer composes the apps without importing them.
-GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.urls", "chat.urls"]
+GROUNDWORK_URL_MODULES = ["groundwork.app_urls", "knowledge.urls", "findings.urls", "chat.urls",
+                          "connectors.urls"]
+
+# --- Connectors ----------------------------------------------------------------------------------------
+# The Fernet key (urlsafe base64 of 32 bytes) that encrypts connector credentials at rest. Unset: derived from
+# SECRET_KEY (so rotating SECRET_KEY makes stored credentials unreadable: set this to keep them).
+_connectors_key = env_str("CONNECTORS_CREDENTIALS_KEY")
+if _connectors_key is None:
+    import base64
+    import hashlib
+
+    _connectors_key = base64.urlsafe_b64encode(
+        hashlib.sha256(f"groundwork-connectors:{SECRET_KEY}".encode()).digest()).decode()
+CONNECTORS_CREDENTIALS_KEY = _connectors_key
+# Folder, zip and export paths a connector names are relative to <root>/<tenant slug>/ and may not leave it:
+# a tenant admin can make the server read files only from its own tenant's drop folder.
+CONNECTORS_IMPORT_ROOT = Path(env_str("CONNECTORS_IMPORT_ROOT", str(VAR_DIR / "imports")))
+# Per-item errors kept on one sync run (the counts go on past it).
+CONNECTORS_MAX_RUN_ERRORS = env_int("CONNECTORS_MAX_RUN_ERRORS", 100, minimum=1)
+# Records per ingest transaction during a content sync.
+CONNECTORS_BATCH_SIZE = env_int("CONNECTORS_BATCH_SIZE", 100, minimum=1)
 
 # --- MCP over stdio (`manage.py mcp_stdio`) ------------------------------------------------------------------
 # The API key the local MCP server acts as (the same keys as the REST API and /mcp). Read only by that command;

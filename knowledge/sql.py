@@ -204,6 +204,17 @@ BEGIN
     RETURN NULL;
 END $$ LANGUAGE plpgsql;
 """,
+    # Inserts and deletes of DocumentAcl rows refresh each touched document once per statement: a row trigger
+    # re-aggregated the array, found (or created) an access class and rewrote every chunk once per ACL row, so
+    # sharing a document with 120 people cost 120 of each — and left 119 intermediate access classes behind.
+    "knowledge_documentacl_rows_changed()": """
+CREATE OR REPLACE FUNCTION knowledge_documentacl_rows_changed() RETURNS trigger AS $$
+BEGIN
+    PERFORM knowledge_document_acl_refresh(changed.document_id)
+       FROM (SELECT DISTINCT document_id FROM changed_rows) AS changed;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
     # The access class of (tenant, visibility, acl), created on first use. The class-ordered vector index
     # groups chunks by it, so the rows a caller may read are a few index ranges.
     "knowledge_access_class_of(bigint,varchar,bigint[])": """
@@ -259,8 +270,18 @@ END $$ LANGUAGE plpgsql;
 ACCESS_TRIGGERS: dict[str, tuple[str, str]] = {
     "knowledge_documentacl_sync": ("knowledge_documentacl", """
 CREATE TRIGGER knowledge_documentacl_sync
-    AFTER INSERT OR UPDATE OR DELETE ON knowledge_documentacl
+    AFTER UPDATE ON knowledge_documentacl
     FOR EACH ROW EXECUTE FUNCTION knowledge_documentacl_changed();
+"""),
+    "knowledge_documentacl_insert_sync": ("knowledge_documentacl", """
+CREATE TRIGGER knowledge_documentacl_insert_sync
+    AFTER INSERT ON knowledge_documentacl REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION knowledge_documentacl_rows_changed();
+"""),
+    "knowledge_documentacl_delete_sync": ("knowledge_documentacl", """
+CREATE TRIGGER knowledge_documentacl_delete_sync
+    AFTER DELETE ON knowledge_documentacl REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION knowledge_documentacl_rows_changed();
 """),
     "knowledge_document_class_fill": ("knowledge_document", """
 CREATE TRIGGER knowledge_document_class_fill

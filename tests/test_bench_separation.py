@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-APPS = ("groundwork", "knowledge", "findings", "chat")
+APPS = ("groundwork", "knowledge", "findings", "chat", "connectors")
 BENCH = re.compile(r"(^|\.)bench(\.|$)")
 # Not product code: the benches themselves, the commands that run them, and schema history.
 NOT_PRODUCT = {"bench", "management", "migrations"}

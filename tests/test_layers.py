@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("groundwork", "knowledge", "findings", "chat")
+APPS = ("groundwork", "knowledge", "findings", "chat", "connectors")
 
 
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess:
@@ -46,6 +46,7 @@ def test_import_contracts_catch_an_upward_import_and_a_service_importing_its_tas
         "findings/services.py": "def changed():\n    from .tasks import extract\n    return extract\n",
         "findings/tasks.py": "from .services import changed\n\nextract = changed\n",
         "chat/__init__.py": "",
+        "connectors/__init__.py": "",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)

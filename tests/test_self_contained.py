@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SCANNED = ("groundwork", "knowledge", "findings", "chat", "tests", "config", "scripts")
+SCANNED = ("groundwork", "knowledge", "findings", "chat", "connectors", "tests", "config", "scripts")
 # The one sanctioned way out of the repository: the optional public evaluation data.
 ALLOWED = {REPO / "groundwork" / "bench" / "__init__.py"}
 # Assembled from parts so that this file, which must name the ways out to catch them, holds no such path itself.

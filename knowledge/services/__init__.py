@@ -14,13 +14,13 @@ from .documents import (
     documents_ingest,
     documents_resume,
 )
-from .grants import source_upload_allowed
+from .grants import documents_access_set, source_upload_allowed
 from .records import RESERVED_METADATA_KEYS, DocumentInput, IngestResult, RecordInvalid, metadata_sanitise
 from .sources import source_create, source_delete, source_update
 
 __all__ = [
     "KEEP", "RESERVED_METADATA_KEYS", "DocumentInput", "IngestResult", "RecordInvalid", "chunk_location",
-    "content_hash", "document_acl_set", "document_delete", "document_ingest", "document_update",
+    "content_hash", "document_acl_set", "documents_access_set", "document_delete", "document_ingest", "document_update",
     "documents_import", "documents_ingest", "documents_resume", "metadata_sanitise", "source_create",
     "source_delete", "source_update", "source_upload_allowed",
 ]

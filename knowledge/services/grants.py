@@ -7,13 +7,15 @@ import logging
 from collections.abc import Iterable, Sequence
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 
 from groundwork.authority import Authority
 from groundwork.models import Principal, Tenant
-from groundwork.services import principal_ensure
+from groundwork.services import principal_ensure, principal_parse
 
 from ..hooks import DocumentChange, documents_changed_notify
-from ..models import Document, DocumentAcl, Source
+from ..models import Document, DocumentAcl, Source, SourceAcl
+from ..sql import source_defaults_share
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +60,59 @@ def _documents_access_apply(*, tenant_id: int, document_ids: Sequence[int], visi
     Document.objects.filter(pk__in=document_ids).exclude(visibility=visibility, acl_inherited=inherited).update(
         visibility=visibility, acl_inherited=inherited)
     DocumentAcl.objects.filter(document_id__in=document_ids).exclude(principal_id__in=principal_ids).delete()
+    # Insert only the missing rows: re-sharing many documents whose ACLs mostly stay (a permission sync after a
+    # few membership changes) would otherwise send every row again for ON CONFLICT to throw away.
+    present = set(DocumentAcl.objects.filter(document_id__in=document_ids, principal_id__in=principal_ids)
+                  .values_list("document_id", "principal_id"))
     DocumentAcl.objects.bulk_create(
-        [DocumentAcl(document_id=d, principal_id=i) for d in document_ids for i in principal_ids],
+        [DocumentAcl(document_id=d, principal_id=i) for d in document_ids for i in principal_ids
+         if (d, i) not in present],
         ignore_conflicts=True,
     )
     documents_changed_notify([DocumentChange(d, tenant_id, "access_changed") for d in document_ids])
+
+
+def documents_access_set(*, authority: Authority, source: Source,
+                         changes: Sequence[tuple[int, str | None, Sequence[str] | None]]) -> list[int]:
+    """Re-share many documents of one source at once: `changes` holds (document id, visibility, principal specs),
+    both None meaning "inherit the source's defaults". For connectors' permission sync: documents whose access is
+    already that are left alone; the rest go, grouped by their new access, through the one write path
+    (_documents_access_apply: triggers re-copy onto chunks and access classes; findings and answer caches hear
+    "access_changed"). One transaction; returns the ids whose access changed. Documents of other sources are
+    ignored."""
+    _require_writer(authority, source.tenant_id)
+    specs = {}
+    for _, visibility, acl in changes:
+        if visibility is not None and visibility not in ("workspace", "restricted"):
+            raise ValidationError("visibility must be 'workspace' or 'restricted'")
+        for entry in acl or ():
+            if entry not in specs:
+                specs[entry] = principal_parse(entry)
+    changed: list[int] = []
+    with transaction.atomic():
+        # Lock order as in source_update / documents_ingest: the source (FOR SHARE), then its documents.
+        if source_defaults_share(source.pk) is None:
+            raise ValidationError("the source no longer exists")
+        tenant = Tenant.objects.get(pk=source.tenant_id)
+        default_ids = sorted(SourceAcl.objects.filter(source_id=source.pk).values_list("principal_id", flat=True))
+        default_visibility = Source.objects.filter(pk=source.pk).values_list("default_visibility", flat=True)[0]
+        wanted = {document_id: (visibility, acl) for document_id, visibility, acl in changes}
+        current = (Document.objects.select_for_update().filter(source_id=source.pk, pk__in=list(wanted))
+                   .order_by("pk").values_list("pk", "visibility", "acl", "acl_inherited"))
+        cache: dict = {}
+        groups: dict[tuple, list[int]] = {}
+        for pk, visibility, acl, inherited in current:
+            new_visibility, specs_wanted = wanted[pk]
+            inherit = new_visibility is None and specs_wanted is None
+            if inherit:
+                target = (default_visibility, tuple(default_ids), True)
+            else:
+                ids = _principal_ids(tenant, [specs[s] for s in specs_wanted or ()], cache)
+                target = (new_visibility or "workspace", tuple(ids), False)
+            if (visibility, tuple(sorted(acl)), inherited) != target:
+                groups.setdefault(target, []).append(pk)
+        for (visibility, ids, inherited), document_ids in groups.items():
+            _documents_access_apply(tenant_id=source.tenant_id, document_ids=document_ids, visibility=visibility,
+                                    principal_ids=list(ids), inherited=inherited)
+            changed += document_ids
+    return sorted(changed)

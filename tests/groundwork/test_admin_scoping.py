@@ -27,6 +27,7 @@ from django.utils import timezone
 from chat.gate import GapKind
 from chat.models import AccessRequest, AnswerCache, Conversation, GapEvent, Message
 from chat.services import gap_event_record
+from connectors.models import Connector, SyncRun
 from findings.models import Claim, Entity, ModelUsage, ProjectionQuality, RelationType, ReviewItem
 from findings.writer import claims_write
 from groundwork.admin_scoping import SHARED_ROWS, TenantScopedAdmin
@@ -75,6 +76,7 @@ def _tenant_rows(world, tenant: Tenant, person, tag: str) -> dict[type[Model], M
     conversation = Conversation.objects.create(tenant=tenant, user=person, title=f"{tag} chat")
     group = world.groups["hr"] if tag == "acme" else world.groups["globex-hr"]
     answer = Message.objects.create(conversation=conversation, role="assistant", content=f"{tag} answer")
+    connector = Connector.objects.create(tenant=tenant, source=source, kind="folder", settings={"path": tag})
     return {
         Tenant: tenant,
         Principal: group,
@@ -99,6 +101,8 @@ def _tenant_rows(world, tenant: Tenant, person, tag: str) -> dict[type[Model], M
         AnswerCache: AnswerCache.objects.create(tenant=tenant, principal_hash=authority.principal_hash,
                                                 provider="extractive", question_key=tag * 4, question=f"{tag}?",
                                                 answer=f"{tag} answer"),
+        Connector: connector,
+        SyncRun: SyncRun.objects.create(tenant=tenant, connector=connector, mode="content", status="succeeded"),
         # Platform-wide tables: no tenant rows (the operator's own checks are below).
         Group: None, EmbeddingSpace: None, ConfigurationFault: None, RelationType: None,
         # django-axes' sign-in throttling records: registered by axes without the mixin, so operator-only.

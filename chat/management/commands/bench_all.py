@@ -23,6 +23,7 @@ AREAS = {
     "chat": "chat.bench.answers",
     "security": "chat.bench.security",
     "mcp": "chat.bench.mcp",
+    "connectors": "connectors.bench.sync",
 }
 
 

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class ConnectorsConfig(AppConfig):
+    name = "connectors"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from groundwork.hooks import manage_section_register
+
+        manage_section_register(
+            key="connectors", title="Connectors and sync runs", url_name="pages:connectors", order=15,
+            description="Bring a folder, a zip or a Slack export into a source and keep its permissions in step.")

@@ -1,0 +1,96 @@
+"""A source's connector (what it reads, with which credentials, how often) and the record of every sync run."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from groundwork.models import Tenant
+from knowledge.models import Source
+
+
+class Connector(models.Model):
+    """How one source is filled from outside. The source keeps its own default visibility and ACL (what records
+    the connector maps no access for inherit); the connector adds kind, settings, credentials and schedule."""
+
+    class Kind(models.TextChoices):
+        FOLDER = "folder", "Folder or zip"
+        SLACK_EXPORT = "slack_export", "Slack export"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    source = models.OneToOneField(Source, on_delete=models.CASCADE, related_name="connector")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # Non-secret settings, e.g. {"path": "exports/slack-2026-11"} (relative to the tenant's import folder).
+    settings = models.JSONField(default=dict, blank=True)
+    # Fernet token of the credentials' JSON (connectors/crypto.py); never sent by the API or shown by the admin.
+    credentials_encrypted = models.TextField(blank=True, default="", editable=False)
+    # Minutes between scheduled runs of each mode; null: only when someone asks.
+    content_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
+    permissions_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["tenant_id", "source_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export"]), name="connectors_connector_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} → {self.source_id}"
+
+    @property
+    def has_credentials(self) -> bool:
+        return bool(self.credentials_encrypted)
+
+
+class SyncRun(models.Model):
+    """One content or permission sync of a connector. At most one is queued or running per connector (the
+    partial unique index); the worker also holds a Postgres advisory lock while it runs (connectors/sql.py)."""
+
+    class Mode(models.TextChoices):
+        CONTENT = "content", "Content"
+        PERMISSIONS = "permissions", "Permissions"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = ("queued", "running")
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    connector = models.ForeignKey(Connector, on_delete=models.CASCADE, related_name="runs")
+    mode = models.CharField(max_length=12, choices=Mode.choices, default=Mode.CONTENT)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    trigger = models.CharField(max_length=20, default="manual")  # "manual" | "schedule" | "api"
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Progress while running, totals when finished.
+    seen = models.PositiveIntegerField(default=0)
+    added = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    # [{"item": external id or file, "reason": "..."}], at most CONNECTORS_MAX_RUN_ERRORS of them.
+    errors = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True, default="")  # why a run failed as a whole
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["connector"], condition=Q(status__in=["queued", "running"]),
+                                    name="connectors_syncrun_one_active"),
+            models.CheckConstraint(condition=Q(status__in=["queued", "running", "succeeded", "failed"]),
+                                   name="connectors_syncrun_status"),
+            models.CheckConstraint(condition=Q(mode__in=["content", "permissions"]), name="connectors_syncrun_mode"),
+            models.CheckConstraint(condition=Q(finished_at__isnull=True) | Q(status__in=["succeeded", "failed"]),
+                                   name="connectors_syncrun_finished_has_status"),
+        ]
+        indexes = [models.Index(fields=["connector", "mode", "-created_at"], name="connectors_run_recent_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.mode} sync {self.pk} ({self.status})"

@@ -1,0 +1,40 @@
+"""Reads of the connectors app, always within the caller's own tenant (tenant admins only see connectors)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from groundwork.authority import Authority
+from knowledge.models import Source
+
+from .models import Connector, SyncRun
+
+
+def source_own(authority: Authority, source_id: int) -> Source | None:
+    """A source of the caller's own tenant (never the platform corpus's: connectors write)."""
+    return Source.objects.filter(pk=source_id, tenant_id=authority.tenant_id).first()
+
+
+def connector_of(authority: Authority, source: Source) -> Connector | None:
+    return Connector.objects.filter(source=source, tenant_id=authority.tenant_id).first()
+
+
+def runs_of_source(authority: Authority, source: Source) -> QuerySet[SyncRun]:
+    return SyncRun.objects.filter(tenant_id=authority.tenant_id, connector__source=source).order_by(
+        "-created_at", "-id")
+
+
+def run_get(authority: Authority, run_id: int) -> SyncRun | None:
+    return SyncRun.objects.select_related("connector").filter(pk=run_id, tenant_id=authority.tenant_id).first()
+
+
+def sources_with_connectors(authority: Authority) -> list[tuple[Source, Connector | None, SyncRun | None]]:
+    """Every source of the tenant with its connector and its latest run, for the Manage page."""
+    sources = list(Source.objects.filter(tenant_id=authority.tenant_id).order_by("name"))
+    connectors = {c.source_id: c for c in Connector.objects.filter(tenant_id=authority.tenant_id)}
+    latest: dict[int, SyncRun] = {}
+    for run in SyncRun.objects.filter(tenant_id=authority.tenant_id).order_by("connector_id", "-created_at", "-id") \
+            .distinct("connector_id"):
+        latest[run.connector_id] = run
+    return [(s, connectors.get(s.pk), latest.get(connectors[s.pk].pk) if s.pk in connectors else None)
+            for s in sources]

@@ -1,0 +1,168 @@
+"""Writes of the connectors app: configure a source's connector, queue sync runs (by hand, by the API, by the
+schedule). Running them is connectors/sync.py; the worker task is connectors/tasks.py."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from groundwork.authority import Authority
+from groundwork.task_queue import enqueue, enqueue_on_commit
+from knowledge.models import Source
+
+from .crypto import credentials_encrypt
+from .models import Connector, SyncRun
+
+KEEP = object()  # an argument left out: the connector keeps what it has
+
+
+class SyncBusy(Exception):
+    """A run of this source is already queued or running."""
+
+    def __init__(self, run_id: int | None) -> None:
+        super().__init__("a sync of this source is already queued or running")
+        self.run_id = run_id
+
+
+def import_root(tenant_slug: str) -> Path:
+    """The folder a tenant's connectors read from: <CONNECTORS_IMPORT_ROOT>/<tenant slug>/."""
+    return Path(settings.CONNECTORS_IMPORT_ROOT) / tenant_slug
+
+
+def _require_admin(authority: Authority, source: Source) -> None:
+    if authority.tenant_id != source.tenant_id:
+        raise PermissionDenied("connectors can only be set on the caller's own tenant's sources")
+    if not authority.is_admin:
+        raise PermissionDenied("only a tenant admin may configure connectors and start syncs")
+
+
+def connector_settings_clean(kind: str, raw) -> dict:
+    """Valid settings for a connector of `kind` (the service and the admin form check the same way)."""
+    if kind not in Connector.Kind.values:
+        raise ValidationError(f"unknown connector kind {kind!r}; use one of {', '.join(Connector.Kind.values)}")
+    if not isinstance(raw, dict):
+        raise ValidationError("settings must be an object such as {\"path\": \"exports/slack\"}")
+    path = raw.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise ValidationError("settings.path is required: a folder, .zip or export inside the tenant's import folder")
+    parts = PurePosixPath(path.strip().replace("\\", "/")).parts
+    if path.strip().startswith(("/", "\\")) or ".." in parts or (len(path) > 1 and path[1] == ":"):
+        raise ValidationError("settings.path must be relative to the tenant's import folder, without \"..\"")
+    url = raw.get("workspace_url", "")
+    if not isinstance(url, str) or (url and not url.startswith("https://")):
+        raise ValidationError("settings.workspace_url must be an https:// address")
+    return {"path": path.strip(), **({"workspace_url": url} if url else {})}
+
+
+def _interval(name: str, value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 525_600:
+        raise ValidationError(f"{name} must be a number of minutes between 1 and 525600, or null")
+    return value
+
+
+def connector_configure(*, authority: Authority, source: Source, kind: str = KEEP, settings: dict = KEEP,
+                        credentials: dict | None = KEEP, content_interval_minutes: int | None = KEEP,
+                        permissions_interval_minutes: int | None = KEEP, enabled: bool = KEEP) -> Connector:
+    """Create or change the source's connector; arguments left out keep their value. `credentials` are stored
+    encrypted ({} or None clears them) and never read back by any caller."""
+    _require_admin(authority, source)
+    with transaction.atomic():
+        connector = Connector.objects.select_for_update().filter(source=source).first()
+        if connector is None:
+            if kind is KEEP or settings is KEEP:
+                raise ValidationError("a new connector needs a kind and settings")
+            connector = Connector(tenant_id=source.tenant_id, source=source, kind=kind)
+        new_kind = connector.kind if kind is KEEP else kind
+        connector.settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        connector.kind = new_kind
+        if credentials is not KEEP:
+            if credentials is not None and not isinstance(credentials, dict):
+                raise ValidationError("credentials must be an object")
+            connector.credentials_encrypted = credentials_encrypt(credentials or {})
+        if content_interval_minutes is not KEEP:
+            connector.content_interval_minutes = _interval("content_interval_minutes", content_interval_minutes)
+        if permissions_interval_minutes is not KEEP:
+            connector.permissions_interval_minutes = _interval("permissions_interval_minutes",
+                                                               permissions_interval_minutes)
+        if enabled is not KEEP:
+            connector.enabled = bool(enabled)
+        connector.save()
+    return connector
+
+
+def _run_queue(connector: Connector, mode: str, trigger: str) -> SyncRun:
+    if mode not in SyncRun.Mode.values:
+        raise ValidationError("mode must be 'content' or 'permissions'")
+    try:
+        with transaction.atomic():
+            run = SyncRun.objects.create(tenant_id=connector.tenant_id, connector=connector, mode=mode,
+                                         trigger=trigger)
+    except IntegrityError:
+        # The partial unique index on queued/running runs: one run per source at a time.
+        active = SyncRun.objects.filter(connector=connector, status__in=SyncRun.ACTIVE).values_list(
+            "pk", flat=True).first()
+        raise SyncBusy(active) from None
+    enqueue_on_commit("connectors.tasks.sync_run_task", run.pk)
+    return run
+
+
+def sync_run_start(*, authority: Authority, source: Source, mode: str = SyncRun.Mode.CONTENT,
+                   trigger: str = "manual") -> SyncRun:
+    """Queue a sync of the source (runs after commit). Raises SyncBusy when one is queued or running."""
+    _require_admin(authority, source)
+    connector = Connector.objects.filter(source=source).first()
+    if connector is None:
+        raise ValidationError("this source has no connector; configure one first")
+    if not connector.enabled:
+        raise ValidationError("this source's connector is disabled")
+    return _run_queue(connector, mode, trigger)
+
+
+def sync_due_start(*, now: datetime | None = None) -> list[int]:
+    """Celery beat (every CONNECTORS_SCHEDULE_CHECK_S): queue the runs whose interval has passed since the last
+    run of their mode. A source busy with another run is simply checked again next time."""
+    now = now or timezone.now()
+    queued = []
+    scheduled = Connector.objects.filter(enabled=True).filter(
+        Q(content_interval_minutes__isnull=False) | Q(permissions_interval_minutes__isnull=False))
+    for connector in scheduled.order_by("pk"):
+        for mode, minutes in ((SyncRun.Mode.CONTENT, connector.content_interval_minutes),
+                              (SyncRun.Mode.PERMISSIONS, connector.permissions_interval_minutes)):
+            if minutes is None:
+                continue
+            last = connector.runs.filter(mode=mode).order_by("-created_at").values_list(
+                "created_at", flat=True).first()
+            if last is not None and last > now - timedelta(minutes=minutes):
+                continue
+            try:
+                queued.append(_run_queue(connector, mode, "schedule").pk)
+            except SyncBusy:
+                break  # one run per source: the other mode waits for the next check
+    return queued
+
+
+# A run queued this long ago and never started lost its task message; one "running" past the task's hard time
+# limit lost its worker. Either is queued again (the task skips a run another worker still holds the lock for).
+QUEUED_STALE = timedelta(minutes=10)
+RUNNING_STALE = timedelta(minutes=62)
+
+
+def sync_runs_requeue(*, now: datetime | None = None) -> list[int]:
+    """Celery beat, beside sync_due_start: queue again the active runs whose task was lost, so a lost message
+    never blocks its source for good. Idempotent: a run that finishes meanwhile is skipped by the task."""
+    now = now or timezone.now()
+    stale = SyncRun.objects.filter(
+        Q(status=SyncRun.Status.QUEUED, created_at__lt=now - QUEUED_STALE)
+        | Q(status=SyncRun.Status.RUNNING, started_at__lt=now - RUNNING_STALE)).order_by("pk")
+    ids = list(stale.values_list("pk", flat=True))
+    for run_id in ids:
+        enqueue("connectors.tasks.sync_run_task", run_id)
+    return ids
