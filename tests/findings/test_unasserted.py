@@ -3,9 +3,9 @@ bare title, blockquote, code, marked example), the noun-phrase and type checks, 
 
 import pytest
 
+from findings.audit import GroundedProjection
 from findings.extractors.patterns import PatternsExtractor
 from findings.extractors.unasserted import BLOCKED, masked, unasserted_spans
-from findings.audit import GroundedProjection
 
 
 def _triples(text, specs, title=""):
