@@ -189,7 +189,10 @@ HNSW_SETTINGS = sql.SQL(
 # columns, which the triggers copy to every chunk of the class — and each class is one index range read
 # without visiting the heap. The tenant test is repeated on the chunk as a second line of defence. The scan
 # ranks by the half-precision copy the index holds (half the bytes to read), then the candidates are
-# re-ranked on their full-precision vectors, so the distances returned are exact.
+# re-ranked on their full-precision vectors, so the distances returned are exact. The re-rank reads each
+# candidate by primary key (LATERAL, kept apart by OFFSET 0 so it is not flattened into a join): a plain join
+# ordered by distance let the planner walk the HNSW index for the chunk side, which yields only ef_search
+# neighbours, so candidates outside them vanished (0 rows where ten were due; seen in CI and in test order).
 VECTOR_EXACT = sql.SQL(
     """
     WITH scanned AS MATERIALIZED (
@@ -201,9 +204,11 @@ VECTOR_EXACT = sql.SQL(
          ORDER BY approx, (c.tenant_id <> %(own_tenant_id)s), c.id
          LIMIT %(limit)s
     )
-    SELECT s.id, c.embedding <=> %(vector)s::vector AS distance
-      FROM scanned s JOIN knowledge_chunk c ON c.id = s.id
-     ORDER BY distance, (s.tenant_id <> %(own_tenant_id)s), s.id
+    SELECT s.id, exact.distance
+      FROM scanned s
+     CROSS JOIN LATERAL (SELECT c.embedding <=> %(vector)s::vector AS distance
+                           FROM knowledge_chunk c WHERE c.id = s.id OFFSET 0) exact
+     ORDER BY exact.distance, (s.tenant_id <> %(own_tenant_id)s), s.id
     """
 )
 
