@@ -229,7 +229,7 @@ class GraphRecordLinkOutput(serializers.Serializer):
     from_title = serializers.CharField()
     to_document = serializers.IntegerField()
     to_title = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["url", "doc", "wiki", "ticket"])
+    kind = serializers.CharField(help_text="url, doc (in-app viewer link), wiki ([[Page]]) or ticket (a ticket key)")
     anchor = serializers.CharField()
     viewer_url = serializers.CharField()
 

@@ -19,6 +19,7 @@ AREAS = {
     "intake": "knowledge.bench.intake",
     "retrieval": "knowledge.bench.retrieval",
     "findings": "findings.bench.claims",
+    "graph": "findings.bench.graph",
     "chat": "chat.bench.answers",
     "security": "chat.bench.security",
 }
