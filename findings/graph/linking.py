@@ -23,14 +23,15 @@ _POSSESSIVE = re.compile(r"['’]s$")
 
 
 def _named(token: str) -> bool:
-    """A token that can start or end a name: capitalised or holding a digit (`Priya`, `OPS-12`, `Q3`)."""
-    return token[:1].isupper() or any(ch.isdigit() for ch in token)
+    """A token that can start or end a name: capitalised or holding a digit (`Priya`, `OPS-12`, `Q3`); not a
+    lone initial ("B" of "Lena B. Okafor" starts or ends nothing)."""
+    return (len(token) > 1 and token[:1].isupper()) or any(ch.isdigit() for ch in token)
 
 
 def question_phrases(query: str) -> list[tuple[str, bool]]:
     """Candidate names in a question as (entity key, fuzzy allowed): runs of up to four words that begin and end
     with a capitalised or numbered word and do not begin or end with a stopword. Fuzzy (trigram) matching only
-    for phrases without digits: "OPS-124" must not find "OPS-123"."""
+    for phrases of several words without digits: "OPS-124" must not find "OPS-123"."""
     tokens = [_POSSESSIVE.sub("", t) for t in _TOKEN.findall(query)]
     seen: dict[str, bool] = {}
     for i in range(len(tokens)):
@@ -44,7 +45,8 @@ def question_phrases(query: str) -> list[tuple[str, bool]]:
             key = entity_key(" ".join(words))
             if len(key) < 2 or key in seen:
                 continue
-            seen[key] = len(key) >= 5 and not any(ch.isdigit() for ch in key)
+            # Fuzzy only for a name of several words: one word ("Okafor") resembles every full name holding it.
+            seen[key] = n > 1 and len(key) >= 5 and not any(ch.isdigit() for ch in key)
     return list(seen.items())[:MAX_PHRASES]
 
 
@@ -54,6 +56,7 @@ class NamedEntity:
     phrase: str
     method: str  # exact | alias | trigram
     score: float
+    name: str  # the name that matched, of an entity grounded for the caller
 
 
 def nodes_pick(found: list[LinkedNode], limit: int = MAX_SEEDS) -> list[NamedEntity]:
@@ -72,7 +75,7 @@ def nodes_pick(found: list[LinkedNode], limit: int = MAX_SEEDS) -> list[NamedEnt
         if not any(row.phrase != k.phrase and f" {row.phrase} " in f" {k.phrase} " for k in kept):
             kept.append(row)
     ordered = sorted(kept, key=lambda r: (-r.score, -len(r.phrase), r.node))[:limit]
-    return [NamedEntity(r.node, r.phrase, r.method, r.score) for r in ordered]
+    return [NamedEntity(r.node, r.phrase, r.method, r.score, r.name) for r in ordered]
 
 
 def entities_named_in(access_params: dict, query: str, *, limit: int = MAX_SEEDS) -> list[NamedEntity]:

@@ -23,5 +23,5 @@ def test_bench_runs_small_and_cleans_up(world, relations, tmp_path, settings):
     for key in ("recall@5_off", "recall@5_on", "recall_gain", "channel_p95_ms_at_scale", "scale_entities",
                 "scale_chunks"):
         assert key in result
-    assert result["recall@5_on"] >= result["recall@5_off"] + 0.15
+    assert result["recall@5_on"] >= result["recall@5_off"] + 0.15, result
     assert not Tenant.objects.filter(slug__startswith="gbench-").exists()

@@ -14,8 +14,9 @@ from tests.knowledge.conftest import ingest
 
 
 def test_links_extract_every_kind_once():
-    body = ("See [the plan](https://Wiki.acme.test/plan/#goals) and <a href='/t/acme/documents/42/#chars=1-5'>that</a>, "
-            "[[Support team|support]], ![img](https://x.test/a.png), ABC-12 and ABC-12 again, X-ABC-9, "
+    body = ("See [the plan](https://Wiki.acme.test/plan/#goals) and "
+            "<a href='/t/acme/documents/42/#chars=1-5'>that</a>, [[Support team|support]], "
+            "![img](https://x.test/a.png), ABC-12 and ABC-12 again, X-ABC-9, "
             "[mail](mailto:a@b.test) [[Support team]] OPS-7.")
     assert links_extract(body, own_ticket="OPS-7") == [
         LinkRef("url", "https://wiki.acme.test/plan", "the plan"), LinkRef("doc", "42", "that"),
