@@ -217,3 +217,15 @@ def test_neighbourhood_page(world, seed, client):
     assert client.get(f"/t/acme/findings/entities/{_entity(world.acme, 'Zed Secretname').pk}/graph/").status_code == 404
     entity_page = client.get(f"/t/acme/findings/entities/{marcus.pk}/").content.decode()
     assert f"/t/acme/findings/entities/{marcus.pk}/graph/" in entity_page
+
+
+def test_user_filters_narrow_the_graph_channel_too(world, seed):
+    from knowledge.retrieval import SearchFilters
+
+    member = world.authority(world.member)
+    only_ticket = SearchFilters(document_ids=(seed.ticket.pk,))
+    result = hybrid_search(member, "Which team is Priya Nair's manager on?", k=10, channels=("graph",),
+                           filters=only_ticket)
+    assert {h.document_id for h in result.hits} <= {seed.ticket.pk}
+    unfiltered = hybrid_search(member, "Which team is Priya Nair's manager on?", k=10, channels=("graph",))
+    assert seed.marcus.pk in {h.document_id for h in unfiltered.hits}
