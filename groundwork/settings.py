@@ -399,6 +399,9 @@ RETRIEVAL_PARALLEL_CHANNELS = env_bool("RETRIEVAL_PARALLEL_CHANNELS", True)
 # with the other two. Off: searches rank as if the graph did not exist.
 RETRIEVAL_GRAPH = env_bool("RETRIEVAL_GRAPH", True)
 RETRIEVAL_GRAPH_HOPS = min(env_int("RETRIEVAL_GRAPH_HOPS", 2, minimum=1), 2)
+# What a graph rank counts in the reciprocal-rank fusion relative to a lexical or vector rank. A record only the
+# second hop reaches has no lexical or vector rank to add; the graph bench reports recall at 1 and 2.
+RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 1.0)
 # Threads for the second channel; read with the connection budget above, since each holds a pooled connection.
 RETRIEVAL_PARALLEL_WORKERS = CONNECTION_BUDGET.retrieval_workers
 LEXICAL_IDF = env_str("LEXICAL_IDF", "stats")  # exact (capped per-query counts in the caller's scope) | stats

@@ -141,4 +141,4 @@ def graph_channel(request: ChannelQuery) -> ChannelHits:
         _follow_links(request, reached)
     ranked = sorted(reached, key=lambda cid: (-reached[cid].score, cid))[: request.limit]
     return ChannelHits(ranked=[(cid, reached[cid].score) for cid in ranked],
-                       paths={cid: _path(reached[cid]) for cid in ranked})
+                       paths={cid: _path(reached[cid]) for cid in ranked}, weight=settings.RETRIEVAL_GRAPH_WEIGHT)

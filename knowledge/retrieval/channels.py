@@ -41,6 +41,7 @@ class ChannelHits:
     ranked: list[tuple[int, float]] = field(default_factory=list)
     paths: dict[int, tuple[str, ...]] = field(default_factory=dict)
     state: str = "ok"
+    weight: float = 1.0  # what one of its ranks counts in the fusion, relative to lexical and vector
 
 
 ChannelFunction = Callable[[ChannelQuery], ChannelHits]

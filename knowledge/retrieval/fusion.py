@@ -2,8 +2,8 @@
 
 RRF needs no calibration between a BM25 score and a cosine similarity: each channel contributes
 1 / (k + rank). Chunks found by both lexical and vector get a small bonus on top, so agreement breaks ties.
-Registered channels (knowledge.retrieval.channels, e.g. the graph) join the same sum; an empty one adds nothing,
-so the fused order of the other two is unchanged.
+Registered channels (knowledge.retrieval.channels, e.g. the graph) join the same sum, each rank counting its
+channel's weight / (k + rank); an empty one adds nothing, so the fused order of the other two is unchanged.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ class Fused:
 
 
 def rrf_fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], *, k: int = 60,
-             both_bonus: float = 0.0, extra: Mapping[str, list[tuple[int, float]]] | None = None) -> list[Fused]:
+             both_bonus: float = 0.0, extra: Mapping[str, list[tuple[int, float]]] | None = None,
+             weights: Mapping[str, float] | None = None) -> list[Fused]:
     fused: dict[int, Fused] = {}
     for rank, (chunk_id, score) in enumerate(lexical, start=1):
         item = fused.setdefault(chunk_id, Fused(chunk_id))
@@ -35,9 +36,10 @@ def rrf_fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], 
         item.score += 1.0 / (k + rank)
         item.vector_rank, item.vector_similarity = rank, similarity
     for name, ranked in (extra or {}).items():
+        weight = (weights or {}).get(name, 1.0)
         for rank, (chunk_id, _score) in enumerate(ranked, start=1):
             item = fused.setdefault(chunk_id, Fused(chunk_id))
-            item.score += 1.0 / (k + rank)
+            item.score += weight / (k + rank)
             item.ranks[name] = rank
     for item in fused.values():
         if item.lexical_rank is not None and item.vector_rank is not None:

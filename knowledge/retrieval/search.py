@@ -111,7 +111,8 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
                                filter_params=filter_params, limit=depth)
         extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}
         fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS,
-                         extra={name: out.ranked for name, out in extra.items() if out.ranked})
+                         extra={name: out.ranked for name, out in extra.items() if out.ranked},
+                         weights={name: out.weight for name, out in extra.items()})
         paths = {cid: path for out in extra.values() for cid, path in out.paths.items()}
         hits = _hydrate(authority, fused, paths)
     except DatabaseError as exc:

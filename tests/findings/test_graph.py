@@ -229,3 +229,16 @@ def test_user_filters_narrow_the_graph_channel_too(world, seed):
     assert {h.document_id for h in result.hits} <= {seed.ticket.pk}
     unfiltered = hybrid_search(member, "Which team is Priya Nair's manager on?", k=10, channels=("graph",))
     assert seed.marcus.pk in {h.document_id for h in unfiltered.hits}
+
+
+def test_fusion_counts_a_graph_rank_at_its_weight(world, seed, settings):
+    member = world.authority(world.member)
+    question = "Which team is Priya Nair's manager on?"
+    plain = {h.chunk_id: h for h in hybrid_search(member, question, k=20, channels=("graph",)).hits}
+    settings.RETRIEVAL_GRAPH_WEIGHT = 2.0
+    weighted = {h.chunk_id: h for h in hybrid_search(member, question, k=20, channels=("graph",)).hits}
+    assert plain.keys() == weighted.keys()
+    for chunk_id, hit in weighted.items():
+        rank = hit.channel_ranks["graph"]
+        assert hit.score == pytest.approx(2.0 / (settings.RETRIEVAL_RRF_K + rank))
+        assert plain[chunk_id].score == pytest.approx(1.0 / (settings.RETRIEVAL_RRF_K + rank))
