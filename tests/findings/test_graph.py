@@ -242,3 +242,13 @@ def test_fusion_counts_a_graph_rank_at_its_weight(world, seed, settings):
         rank = hit.channel_ranks["graph"]
         assert hit.score == pytest.approx(2.0 / (settings.RETRIEVAL_RRF_K + rank))
         assert plain[chunk_id].score == pytest.approx(1.0 / (settings.RETRIEVAL_RRF_K + rank))
+
+
+def test_search_api_reports_channels_and_path(world, seed):
+    body = world.client(world.member).post("/api/v1/search", {"query": "Which team is Priya Nair's manager on?",
+                                                               "k": 10}, format="json").json()
+    assert body["degraded_channels"] == []
+    by_doc = {hit["document_id"]: hit for hit in body["hits"]}
+    assert "graph" in by_doc[seed.marcus.pk]["channels"]
+    assert by_doc[seed.marcus.pk]["path"] == ["Priya Nair", "reports_to", "Marcus Lee", "member_of", "Leadership Team"]
+    assert seed.hr.pk not in by_doc
