@@ -271,3 +271,26 @@ CHUNK_MATCHED_LEXEMES = sql.SQL(
      GROUP BY c.id
     """
 )
+
+
+# Record links from documents a channel reached (each readable: the caller passes documents of readable chunks,
+# and the statement checks again) to the first readable chunk of each linked document, in both directions.
+LINKED_CHUNKS = sql.SQL(
+    """
+    SELECT l.from_doc, l.to_doc, l.kind, l.anchor, ch.id
+      FROM (
+        SELECT source_id AS from_doc, target_id AS to_doc, kind, anchor FROM knowledge_document_link
+         WHERE source_id = ANY(%(documents)s::bigint[]) AND target_id IS NOT NULL
+        UNION ALL
+        SELECT target_id, source_id, kind, anchor FROM knowledge_document_link
+         WHERE target_id = ANY(%(documents)s::bigint[])
+      ) l
+      CROSS JOIN LATERAL (
+        SELECT c.id FROM knowledge_chunk c WHERE c.document_id = l.to_doc AND {access}{filters}
+         ORDER BY c.ordinal LIMIT 1
+      ) ch
+     WHERE EXISTS (SELECT 1 FROM knowledge_chunk c WHERE c.document_id = l.from_doc AND {access})
+     ORDER BY l.from_doc, l.to_doc
+     LIMIT %(limit)s
+    """
+)
