@@ -356,6 +356,14 @@ CONNECTORS_IMPORT_ROOT = Path(env_str("CONNECTORS_IMPORT_ROOT", str(VAR_DIR / "i
 CONNECTORS_MAX_RUN_ERRORS = env_int("CONNECTORS_MAX_RUN_ERRORS", 100, minimum=1)
 # Records per ingest transaction during a content sync.
 CONNECTORS_BATCH_SIZE = env_int("CONNECTORS_BATCH_SIZE", 100, minimum=1)
+# Slack live API mode (connectors/sources/slack_api.py): the Web API's address (a test points it at a fake),
+# the per-call timeout, how many pages one list call may take, and the bounded 429 handling: retries per call,
+# and the longest Retry-After the sync will wait (a longer one fails the channel, to be read next run).
+SLACK_API_BASE_URL = env_str("SLACK_API_BASE_URL", "https://slack.com/api/")
+SLACK_API_TIMEOUT_S = env_int("SLACK_API_TIMEOUT_S", 30, minimum=1)
+SLACK_API_MAX_PAGES = env_int("SLACK_API_MAX_PAGES", 10000, minimum=1)
+SLACK_API_RATE_LIMIT_RETRIES = env_int("SLACK_API_RATE_LIMIT_RETRIES", 5, minimum=0)
+SLACK_API_MAX_RETRY_AFTER_S = env_int("SLACK_API_MAX_RETRY_AFTER_S", 120, minimum=1)
 
 # --- MCP over stdio (`manage.py mcp_stdio`) ------------------------------------------------------------------
 # The API key the local MCP server acts as (the same keys as the REST API and /mcp). Read only by that command;
