@@ -58,7 +58,7 @@ def groups_of(claims: dict) -> list[str] | None:
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or len(raw) > MAX_GROUPS:
-        raise SuspiciousOperation("the groups claim is not a list of at most %d names" % MAX_GROUPS)
+        raise SuspiciousOperation(f"the groups claim is not a list of at most {MAX_GROUPS} names")
     return sorted({g.strip() for g in raw if isinstance(g, str) and g.strip() and len(g) <= 200})
 
 
