@@ -69,8 +69,8 @@ def test_retrieval_follows_the_import(world, tmp_path):
 
 def test_import_of_tenant_a_never_touches_tenant_b(world):
     globex_group = principal_ensure(tenant=world.globex, kind="provider_group", raw="oidc:finance")
-    provider_group_members_set(tenant=world.globex, key="oidc:finance",
-                               members=[principal_ensure(tenant=world.globex, kind="email", raw="outsider@example.test")])
+    outsider_email = principal_ensure(tenant=world.globex, kind="email", raw="outsider@example.test")
+    provider_group_members_set(tenant=world.globex, key="oidc:finance", members=[outsider_email])
     scim_import(tenant=world.acme, raw=scim(("finance", ["outsider@example.test"])), provider="oidc", prune=True)
     scim_import(tenant=world.acme, raw=scim(("other", [])), provider="oidc", prune=True)
     assert members_of(world.globex, "oidc:finance") == {"outsider@example.test"}
