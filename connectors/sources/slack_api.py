@@ -9,7 +9,8 @@ Calls: `users.list` (e-mails), `conversations.list` (public and private channels
 Incremental sync: the connector keeps, per channel, the newest message ts it synced (Connector.sync_state). The
 next content run asks history from the start of that message's UTC day minus `thread_lookback_days` (default
 7), so every channel-day record it yields is whole (a day record built from a partial day would overwrite the
-stored one with less), and threads started in that window get their new replies. A reply to an older thread is
+stored one with less), and threads started in that window get their new replies. A channel the token's owner
+is not a member of (`is_member: false`) is skipped, its stored documents kept. A reply to an older thread is
 picked up by the next full sync (settings `incremental: false`, or a cleared cursor). Documents of an
 incrementally read channel that the run did not see are kept (the listing is partial); a channel gone from
 conversations.list loses its documents.
@@ -155,6 +156,11 @@ class SlackApiConnector(SlackExportConnector):
 
     def _live_channel_records(self, users, channel: dict) -> Iterator[SourceRecord | RecordError]:
         cid, name = channel["id"], str(channel.get("name") or channel["id"])
+        if channel.get("is_member") is False:
+            # The token's owner is not in this channel: Slack lets it read nothing there. Not an error to repeat
+            # every run; what was synced from it stays (and its access still follows the permission sync).
+            self._partial.add(cid)
+            return
         oldest = self._oldest(cid)
         try:
             messages = self._messages(cid, oldest)

@@ -162,3 +162,26 @@ def test_missing_token_fails_the_run_clearly(world, fake, live_source):
     connector_configure(authority=world.authority(world.admin), source=live_source, credentials=None)
     run = sync(world, live_source)
     assert run.status == "failed" and "token" in run.message
+
+
+def test_a_channel_the_bot_is_not_in_is_skipped_quietly(world, fake, live_source):
+    fake.channels.append({"id": "CRANDOM", "name": "random", "is_private": False, "is_member": False})
+    run = sync(world, live_source)
+    assert run.status == "succeeded" and run.failed == 0
+    assert not any(p.get("channel") == "CRANDOM" for m, p in fake.calls if m == "conversations.history")
+
+
+def test_manage_page_configures_a_live_connector_without_path(world, fake, client):
+    source = Source.objects.create(tenant=world.acme, kind="chat", name="Live via Manage")
+    client.force_login(world.admin)
+    response = client.post("/t/acme/manage/connectors/", {
+        "action": "configure", "source_id": source.pk, "kind": "slack_api", "path": "",
+        "workspace_url": "https://acme.slack.test", "token": TOKEN, "enabled": "on"})
+    assert response.status_code == 302, response.content.decode()[:500]
+    connector = Connector.objects.get(source=source)
+    assert connector.kind == "slack_api" and connector.has_credentials and TOKEN not in connector.credentials_encrypted
+    assert sync(world, source).status == "succeeded"
+    page = client.get("/t/acme/manage/connectors/").content.decode()
+    assert "Slack (live API)" in page and TOKEN not in page
+    api = world.client(world.admin).get(f"/api/v1/sources/{source.pk}/connector")
+    assert api.status_code == 200 and TOKEN not in api.content.decode() and api.json()["has_credentials"]
