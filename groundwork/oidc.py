@@ -138,6 +138,8 @@ class GroundworkOIDCBackend(OIDCAuthenticationBackend):
         return self.update_user(user, claims)
 
     def update_user(self, user, claims):
+        if not user.is_active:
+            raise SuspiciousOperation("this account is deactivated")  # and its memberships stay as they are
         tenant = _rule_tenant(claims["email"])
         if tenant is None:
             raise SuspiciousOperation("the tenant named by OIDC_TENANT_DOMAINS does not exist")

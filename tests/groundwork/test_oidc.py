@@ -138,7 +138,7 @@ def test_admin_role_only_through_configured_groups_and_live(world, idp, settings
 
 
 @pytest.mark.parametrize("case", ["unknown_domain", "unverified", "wrong_audience", "wrong_key", "operator",
-                                  "no_tenant"])
+                                  "no_tenant", "deactivated"])
 def test_refusals_create_nobody_and_never_500(world, idp, settings, case):
     email, claims = "zed@acme.test", {}
     if case == "unknown_domain":
@@ -153,11 +153,14 @@ def test_refusals_create_nobody_and_never_500(world, idp, settings, case):
         get_user_model().objects.create_superuser("root", email="zed@acme.test", password=None)
     elif case == "no_tenant":
         settings.OIDC_TENANT_DOMAINS = ["acme.test=nosuch"]
+    elif case == "deactivated":
+        get_user_model().objects.create_user("zed", email="zed@acme.test", password=None, is_active=False)
     client, response = sign_in(idp, email, groups=["finance"], **claims)
     assert response.status_code == 302 and response["Location"] == "/accounts/login/?sso=failed"
     assert SESSION_KEY not in client.session
     assert not Principal.objects.filter(kind="provider_group").exists()
-    assert get_user_model().objects.filter(email__iexact=email, is_superuser=False).count() == 0
+    assert get_user_model().objects.filter(email__iexact=email, is_superuser=False, is_active=True).count() == 0
+    assert not Membership.objects.filter(user__email__iexact=email).exists()
     assert "did not sign you in" in client.get(response["Location"]).content.decode()
 
 
