@@ -18,7 +18,10 @@ class ConnectorSerializer(serializers.Serializer):
     source = serializers.IntegerField(source="source_id", read_only=True)
     kind = serializers.ChoiceField(choices=Connector.Kind.choices)
     settings = serializers.JSONField(help_text="Non-secret settings: {\"path\": \"exports/slack\"} (relative to the "
-                                               "tenant's import folder), optionally \"workspace_url\" for Slack.")
+                                               "tenant's import folder), optionally \"workspace_url\" for Slack; "
+                                               "slack_api: \"workspace_url\", \"incremental\", "
+                                               "\"thread_lookback_days\" (no path; the token goes in "
+                                               "credentials).")
     # Write-only: stored encrypted, never returned; `has_credentials` says whether some are stored.
     credentials = serializers.JSONField(write_only=True, required=False, allow_null=True,
                                         help_text="Secrets for the connector (write-only; null clears them).")
@@ -45,6 +48,7 @@ class SyncRunSerializer(serializers.Serializer):
     deleted = serializers.IntegerField(read_only=True)
     unchanged = serializers.IntegerField(read_only=True)
     failed = serializers.IntegerField(read_only=True)
+    waited_s = serializers.FloatField(read_only=True, help_text="Seconds the source's rate limits held the run back.")
     errors = serializers.JSONField(read_only=True)
     message = serializers.CharField(read_only=True)
 

@@ -16,6 +16,7 @@ class Connector(models.Model):
     class Kind(models.TextChoices):
         FOLDER = "folder", "Folder or zip"
         SLACK_EXPORT = "slack_export", "Slack export"
+        SLACK_API = "slack_api", "Slack (live API)"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     source = models.OneToOneField(Source, on_delete=models.CASCADE, related_name="connector")
@@ -28,12 +29,16 @@ class Connector(models.Model):
     content_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     permissions_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     enabled = models.BooleanField(default=True)
+    # What the connector keeps between content runs (a live API's per-channel cursors), written only by the sync
+    # after a run that succeeded; cleared, the next content run reads everything again.
+    sync_state = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["tenant_id", "source_id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export"]), name="connectors_connector_kind"),
+            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export", "slack_api"]),
+                                   name="connectors_connector_kind"),
         ]
 
     def __str__(self) -> str:
@@ -75,6 +80,8 @@ class SyncRun(models.Model):
     deleted = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
+    # Seconds the source held the run back (HTTP 429 Retry-After waits of a live API).
+    waited_s = models.FloatField(default=0)
     # [{"item": external id or file, "reason": "..."}], at most CONNECTORS_MAX_RUN_ERRORS of them.
     errors = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True, default="")  # why a run failed as a whole

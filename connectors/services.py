@@ -48,16 +48,33 @@ def connector_settings_clean(kind: str, raw) -> dict:
         raise ValidationError(f"unknown connector kind {kind!r}; use one of {', '.join(Connector.Kind.values)}")
     if not isinstance(raw, dict):
         raise ValidationError("settings must be an object such as {\"path\": \"exports/slack\"}")
+    if kind == Connector.Kind.SLACK_API:
+        return _live_settings_clean(raw)
     path = raw.get("path")
     if not isinstance(path, str) or not path.strip():
         raise ValidationError("settings.path is required: a folder, .zip or export inside the tenant's import folder")
     parts = PurePosixPath(path.strip().replace("\\", "/")).parts
     if path.strip().startswith(("/", "\\")) or ".." in parts or (len(path) > 1 and path[1] == ":"):
         raise ValidationError("settings.path must be relative to the tenant's import folder, without \"..\"")
+    return {"path": path.strip(), **_workspace_url(raw)}
+
+
+def _workspace_url(raw: dict) -> dict:
     url = raw.get("workspace_url", "")
     if not isinstance(url, str) or (url and not url.startswith("https://")):
         raise ValidationError("settings.workspace_url must be an https:// address")
-    return {"path": path.strip(), **({"workspace_url": url} if url else {})}
+    return {"workspace_url": url} if url else {}
+
+
+def _live_settings_clean(raw: dict) -> dict:
+    """A live API connector reads no file: its settings are the workspace address and how it syncs."""
+    incremental = raw.get("incremental", True)
+    if not isinstance(incremental, bool):
+        raise ValidationError("settings.incremental must be true or false")
+    lookback = raw.get("thread_lookback_days", 7)
+    if isinstance(lookback, bool) or not isinstance(lookback, int) or not 0 <= lookback <= 90:
+        raise ValidationError("settings.thread_lookback_days must be a whole number of days from 0 to 90")
+    return {**_workspace_url(raw), "incremental": incremental, "thread_lookback_days": lookback}
 
 
 def _interval(name: str, value) -> int | None:
@@ -81,7 +98,10 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
                 raise ValidationError("a new connector needs a kind and settings")
             connector = Connector(tenant_id=source.tenant_id, source=source, kind=kind)
         new_kind = connector.kind if kind is KEEP else kind
-        connector.settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        new_settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        if new_kind != connector.kind or new_settings != connector.settings:
+            connector.sync_state = {}  # another place or way to read: the next content run reads everything
+        connector.settings = new_settings
         connector.kind = new_kind
         if credentials is not KEEP:
             if credentials is not None and not isinstance(credentials, dict):

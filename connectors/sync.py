@@ -53,6 +53,7 @@ class Tally:
     counts: dict = field(default_factory=lambda: dict.fromkeys(
         ("seen", "added", "updated", "deleted", "unchanged", "failed"), 0))
     errors: list = field(default_factory=list)
+    impl: object = None  # the connector, once built: its rate-limit waits go on the run
 
     def add(self, key: str, n: int = 1) -> None:
         self.counts[key] += n
@@ -64,7 +65,11 @@ class Tally:
 
     def flush(self) -> None:
         """Progress while running: each flush commits on its own (outside any ingest transaction)."""
-        SyncRun.objects.filter(pk=self.run_id).update(errors=self.errors, **self.counts)
+        SyncRun.objects.filter(pk=self.run_id).update(errors=self.errors, waited_s=self.waited_s, **self.counts)
+
+    @property
+    def waited_s(self) -> float:
+        return round(float(getattr(self.impl, "waited_s", 0.0)), 3)
 
 
 def record_hash(record: dict) -> str:
@@ -129,7 +134,10 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
             tally.flush()
     _ingest(authority, source, batch, tally)
     tally.flush()
-    _deletions_apply(source, authority, seen, protected_scopes, tally)
+    _deletions_apply(source, authority, seen, protected_scopes | impl.partial_scopes(), tally)
+    state = impl.state_after()
+    if state is not None:  # kept only when the run got this far: a failed run reads the same window again
+        Connector.objects.filter(pk=connector.pk).update(sync_state=state)
 
 
 def _deletions_apply(source, authority, seen: set[str], protected_scopes: set[str], tally: Tally) -> None:
@@ -201,7 +209,9 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
     try:
         authority = authority_for_service(tenant=run.tenant, service_name=SERVICE_NAME, role="admin")
         impl = connector_for(connector.kind, root=import_root(run.tenant.slug), settings=connector.settings,
-                             credentials=credentials_decrypt(connector.credentials_encrypted))
+                             credentials=credentials_decrypt(connector.credentials_encrypted),
+                             state=connector.sync_state)
+        tally.impl = impl
         sync = content_sync if run.mode == SyncRun.Mode.CONTENT else permissions_sync
         sync(run, connector, impl, authority, tally)
     except (ConnectorError, CredentialsUnreadable) as exc:
@@ -210,6 +220,6 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
         logger.exception("sync run %s failed", run.pk)
         status, message = SyncRun.Status.FAILED, f"the sync stopped on an internal error ({type(exc).__name__})"
     SyncRun.objects.filter(pk=run.pk).update(status=status, message=message[:2000], finished_at=timezone.now(),
-                                             errors=tally.errors, **tally.counts)
+                                             errors=tally.errors, waited_s=tally.waited_s, **tally.counts)
     return status
 

@@ -7,14 +7,17 @@ from pathlib import Path
 from .base import Access, ConnectorError, PermissionSnapshot, RecordError, SourceConnector, SourceRecord
 from .folder import FolderConnector
 from .slack import SlackExportConnector
+from .slack_api import SlackApiConnector
 
-KINDS: dict[str, type[SourceConnector]] = {"folder": FolderConnector, "slack_export": SlackExportConnector}
+KINDS: dict[str, type[SourceConnector]] = {"folder": FolderConnector, "slack_export": SlackExportConnector,
+                                           "slack_api": SlackApiConnector}
 
 
-def connector_for(kind: str, *, root: Path, settings: dict, credentials: dict) -> SourceConnector:
+def connector_for(kind: str, *, root: Path, settings: dict, credentials: dict,
+                  state: dict | None = None) -> SourceConnector:
     if kind not in KINDS:
         raise ConnectorError(f"unknown connector kind {kind!r}")
-    return KINDS[kind](root=root, settings=settings, credentials=credentials)
+    return KINDS[kind](root=root, settings=settings, credentials=credentials, state=state)
 
 
 __all__ = ["KINDS", "Access", "ConnectorError", "PermissionSnapshot", "RecordError", "SourceConnector",

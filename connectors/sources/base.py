@@ -91,12 +91,25 @@ class RecordError:
 
 
 class SourceConnector:
-    kind = ""
+    """`state` is what the connector kept after its last successful content run (Connector.sync_state, e.g. a
+    live API's cursors); `state_after()` is what to keep after this one (None: nothing). `partial_scopes()` names
+    the scopes this run listed only in part (an incremental read): their unseen documents are not deletions.
+    `waited_s` is how long the source held the run back (rate limits), recorded on the run."""
 
-    def __init__(self, *, root: Path, settings: dict, credentials: dict) -> None:
+    kind = ""
+    waited_s = 0.0
+
+    def __init__(self, *, root: Path, settings: dict, credentials: dict, state: dict | None = None) -> None:
         self.root = root
         self.settings = settings or {}
         self.credentials = credentials or {}
+        self.state = state or {}
+
+    def partial_scopes(self) -> set[str]:
+        return set()
+
+    def state_after(self) -> dict | None:
+        return None
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         raise NotImplementedError
