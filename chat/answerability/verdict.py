@@ -151,10 +151,10 @@ def read_sentences(question: str, texts: Sequence[str], *,
     return readings
 
 
-def answerability_judge(question: str, evidence: Sequence[Evidence], *,
-                        term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
-                        min_support: float | None = None) -> Verdict:
-    """Whether the best-ranked `evidence` holds an answer to `question`, and where.
+def rules_judge(question: str, evidence: Sequence[Evidence], *,
+                term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
+                min_support: float | None = None) -> Verdict:
+    """The rules' verdict: whether the best-ranked `evidence` holds an answer to `question`, and where.
 
     The answer sentence is the one of the top `top_k` chunks with a typed answer candidate, no negation
     the question lacks (or the reverse), and the highest support; the question's names and numbers must
