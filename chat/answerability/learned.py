@@ -3,7 +3,8 @@
 The rules (chat.answerability.verdict) each trade answerable questions for unanswerable ones one for one when
 tightened alone; weighing them together, with a few lexical and similarity measures the rules do not use as
 bars, separates the two better. The rules still pick the answer sentence (with no support bar, so a sentence
-is found whenever one has a typed answer and no conflict); the regression decides whether it answers.
+is found whenever one has a typed answer and no conflict); the regression replaces the support bar, deciding
+whether that sentence answers. The hard rules stay vetoes: with no such sentence the rules' refusal stands.
 
 No PyPI wheel ships an extractive-QA or NLI model with its weights for offline use (see chat/README.md), so
 the coefficients are this module's whole model: a small JSON fitted on the even-indexed articles of SQuAD
@@ -29,8 +30,7 @@ from chat.answerability.verdict import (
     Verdict,
     _key,
     _weights,
-    read_sentences,
-    rules_judge,
+    rules_reading,
 )
 from chat.evidence import Evidence
 from chat.terms import content_words, words
@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 COEFFICIENTS_PATH = Path(__file__).with_name("learned_judge.json")
 # The fitted file's digest: a file edited by hand (or truncated) is not silently used.
-COEFFICIENTS_SHA256 = "36e926b1cbdc8441d8d16a406e507cb0684770b0f55503a33ad404604a318e5b"
+COEFFICIENTS_SHA256 = "04f13b5fc45e18be0d017dc23404624b339deeefc86d744c61b1400a23440c5a"
 
 # The measures the regression weighs, in the order of the coefficients.
 FEATURES = (
@@ -113,15 +113,14 @@ def _qualified(reading: SentenceReading) -> bool:
     return bool(reading.spans) and not (reading.restatement or reading.negation_mismatch or reading.conflict)
 
 
-def judge_features(question: str, evidence: Sequence[Evidence], candidate: Verdict, *,
-                   term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K) -> list[float]:
-    """The regression's inputs (FEATURES order) for the rules' `candidate` sentence of `evidence`."""
+def judge_features(question: str, evidence: Sequence[Evidence], candidate: Verdict,
+                   readings: Sequence[SentenceReading], *,
+                   term_weights: Mapping[str, float] | None = None) -> list[float]:
+    """The regression's inputs (FEATURES order) for the rules' `candidate` sentence of `evidence`, and the
+    `readings` of the top evidence it was chosen from."""
     reasons = candidate.reasons
     rank = next((i for i, item in enumerate(evidence) if item.chunk_id == candidate.chunk_id), 0)
     chunk = evidence[rank]
-    top = list(evidence[:max(top_k, 1)])
-    readings = read_sentences(question, [item.text for item in top], term_weights=term_weights,
-                              answer_type=candidate.answer_type)
     mine = next((r for r in readings if r.chunk_index == rank and r.start == candidate.start), None)
     window = chunk.text[mine.window[0]:mine.window[1]] if mine else candidate.sentence
     supports = sorted((r.support for r in readings), reverse=True)
@@ -157,12 +156,13 @@ def learned_judge(question: str, evidence: Sequence[Evidence], *,
     model = model or load_model()
     if model is None:
         return None
-    candidate = rules_judge(question, evidence, term_weights=term_weights, min_support=0.0,
-                            **({"top_k": top_k} if top_k else {}))
-    if not candidate.sentence:  # no evidence or no sentence: nothing to weigh
+    candidate, readings = rules_reading(question, evidence, term_weights=term_weights, min_support=0.0,
+                                        top_k=top_k or TOP_K)
+    if not candidate.answerable:
+        # No sentence passes the hard rules (typed span, no restatement, negation, antonym, swapped entity or
+        # missing name): the regression only replaces the support bar, it never overrides those.
         return candidate
-    p = model.probability(judge_features(question, evidence, candidate, term_weights=term_weights,
-                                         top_k=top_k or TOP_K))
+    p = model.probability(judge_features(question, evidence, candidate, readings, term_weights=term_weights))
     if p >= model.threshold:
         return replace(candidate, answerable=True, reasons=())
     return replace(candidate, answerable=False, reasons=(*candidate.reasons, f"learned_p={p:.2f}"))

@@ -6,8 +6,9 @@ rules' candidate sentence and the regression's features, and fits an L2-regulari
 unanswerable questions are the negatives, answerable ones whose gold answer is in the top evidence the
 positives (an answerable question whose evidence lacks the answer cannot be answered right either way, so it
 teaches nothing). Only questions the gate would answer are used, since the judge can only refuse those.
-The threshold maximises balanced accuracy on the same half; the odd half stays held out for
-`chat/bench/squad.py`. Writes the JSON and prints its sha256 for chat.answerability.learned.
+Fitted on the questions whose evidence has a sentence that passes the hard rules (the judge refuses the
+others whatever the regression says). The threshold maximises balanced accuracy on the same half; the odd
+half stays held out for `chat/bench/squad.py`. Writes the JSON and prints its sha256 for chat.answerability.learned.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from django.test.utils import override_settings
 from chat.answerability import is_question
 from chat.answerability.decide import JUDGED_MAX_WORDS
 from chat.answerability.learned import FEATURES, file_digest, judge_features
-from chat.answerability.verdict import TOP_K, rules_judge
+from chat.answerability.verdict import TOP_K, rules_reading
 from chat.bench.squad import SQUAD_FILE, _questions, squad_articles, squad_normal, squad_tenant
 from chat.decision import decide_question
 from chat.evidence import Evidence
@@ -74,10 +75,13 @@ def collect(data: Path, split: str, *, limit: int | None = None) -> list[dict]:
     return rows
 
 
-def features_of(row: dict) -> list[float]:
+def features_of(row: dict) -> tuple[bool, list[float]]:
+    """Whether the hard rules leave a candidate sentence (else the judge refuses whatever the regression says),
+    and the regression's features."""
     evidence = [Evidence(**item) for item in row["evidence"]]
-    candidate = rules_judge(row["question"], evidence, term_weights=row["weights"], min_support=0.0)
-    return judge_features(row["question"], evidence, candidate, term_weights=row["weights"])
+    candidate, readings = rules_reading(row["question"], evidence, term_weights=row["weights"], min_support=0.0)
+    return candidate.answerable, judge_features(row["question"], evidence, candidate, readings,
+                                                term_weights=row["weights"])
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, *, l2: float = L2, iterations: int = 50) -> tuple[np.ndarray, float]:
@@ -112,16 +116,20 @@ def best_threshold(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def fit(rows: list[dict], out: Path) -> dict:
     """Fit on `rows` (from `collect`), write the coefficients JSON to `out`; returns a summary."""
     usable = [r for r in rows if r["impossible"] or r["gold_in_evidence"]]
-    x = np.array([features_of(r) for r in usable], dtype=float)
+    read = [features_of(r) for r in usable]
+    open_ = np.array([candidate for candidate, _ in read])
+    x = np.array([values for _, values in read], dtype=float)
     y = np.array([0.0 if r["impossible"] else 1.0 for r in usable])
-    mean, scale = x.mean(axis=0), x.std(axis=0)
+    # Fitted where it decides (a candidate sentence passed the hard rules); the threshold is chosen over all
+    # rows, those without a candidate counting as refused, so it is the bar that serves the whole pipeline.
+    mean, scale = x[open_].mean(axis=0), x[open_].std(axis=0)
     scale[scale == 0] = 1.0
-    weights, bias = fit_logistic((x - mean) / scale, y)
-    p = 1.0 / (1.0 + np.exp(-(((x - mean) / scale) @ weights + bias)))
+    weights, bias = fit_logistic((x[open_] - mean) / scale, y[open_])
+    p = np.where(open_, 1.0 / (1.0 + np.exp(-(((x - mean) / scale) @ weights + bias))), 0.0)
     threshold, balanced = best_threshold(p, y)
     payload = {"features": list(FEATURES), "mean": mean.round(6).tolist(), "scale": scale.round(6).tolist(),
                "weights": weights.round(6).tolist(), "bias": round(bias, 6), "threshold": round(threshold, 4),
-               "fitted_on": "SQuAD 2.0 dev, even-indexed articles, questions the gate answers",
+               "fitted_on": "SQuAD 2.0 dev, even-indexed articles, questions the gate answers with a rules candidate",
                "rows": len(usable), "positives": int(y.sum())}
     out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     return {"rows": len(usable), "positives": int(y.sum()), "threshold": threshold,

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
+from django.test.utils import override_settings
 
 from chat.answering import answer_events
 from chat.citations import CLUSTER_RE
@@ -125,7 +126,10 @@ def squad_bench(*, data: Path, split: str = "odd", limit: int | None = None, reu
         started = time.perf_counter()
         rows = []
         for question in questions:
-            final = _ask(authority, conversation, provider, question["text"])
+            # Uncached: a run with another judge (or the same one after a refit) must not be served the last
+            # run's answers from the reused tenant.
+            with override_settings(ANSWER_CACHE_ENABLED=False):
+                final = _ask(authority, conversation, provider, question["text"])
             refused = final["outcome"] in ("not_found", "unavailable")
             hit = not refused and span_hit(final["answer"], question["answers"])
             if question["impossible"]:

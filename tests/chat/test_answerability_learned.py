@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from chat.answerability import answerability_judge, rules_judge
 from chat.answerability import learned as learned_module
 from chat.answerability.learned import FEATURES, Model, file_digest, judge_features, learned_judge, load_model
+from chat.answerability.verdict import rules_reading
 from chat.bench.answerability_fit import best_threshold, fit, fit_logistic
 from tests.chat.factories import evidence
 
@@ -38,8 +39,8 @@ def test_the_shipped_coefficients_match_their_digest_and_features():
 
 
 def test_features_are_one_number_per_name():
-    candidate = rules_judge(QUESTION, [NORMANS], min_support=0.0)
-    values = judge_features(QUESTION, [NORMANS], candidate)
+    candidate, readings = rules_reading(QUESTION, [NORMANS], min_support=0.0)
+    values = judge_features(QUESTION, [NORMANS], candidate, readings)
     assert len(values) == len(FEATURES) and all(isinstance(v, float) for v in values)
 
 
@@ -51,6 +52,14 @@ def test_the_model_decides_but_the_rules_pick_the_sentence():
     assert answered.answerable and answered.reasons == ()
     assert refused.sentence == answered.sentence == rules.sentence and "Rollo" in answered.sentence
     assert not learned_judge(QUESTION, [], model=_model(5.0)).answerable  # no evidence, nothing to weigh
+
+
+def test_the_hard_rules_still_veto():
+    # Rollo swore fealty *to* Charles: asked the other way round, no sentence passes the rules, and a model
+    # that would answer everything does not override them.
+    question = "Who did King Charles III swear fealty to?"
+    assert not rules_judge(question, [NORMANS], min_support=0.0).answerable
+    assert not learned_judge(question, [NORMANS], model=_model(5.0)).answerable
 
 
 def test_setting_selects_the_judge(settings, monkeypatch):
@@ -87,7 +96,7 @@ def test_logistic_fit_and_threshold_on_separable_data(tmp_path):
 
 
 def test_fit_writes_coefficients_the_judge_loads(tmp_path, monkeypatch):
-    monkeypatch.setattr("chat.bench.answerability_fit.features_of", lambda row: row["x"])
+    monkeypatch.setattr("chat.bench.answerability_fit.features_of", lambda row: (True, row["x"]))
     rng = np.random.default_rng(1)
     rows = [{"impossible": bool(i % 2), "gold_in_evidence": True,
              "x": list(rng.normal(size=len(FEATURES)) + (0.0 if i % 2 else 1.0))} for i in range(80)]
