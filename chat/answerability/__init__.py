@@ -11,8 +11,9 @@ paragraph that says when they gained it). This package decides per question, off
    negation on one side only, and the question's names, codes and numbers occurring in the record at all;
 3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
 
-`answerability_judge` is the one interface (chat.answerability.judge): by default a logistic regression
-fitted over these readings decides (chat.answerability.learned), the rules' own bars when it is absent.
+`answerability_judge` is the one interface (chat.answerability.judge): the rules' own bars by default, or
+with ANSWERABILITY_JUDGE=learned a logistic regression fitted over these readings in place of the support bar
+(chat.answerability.learned; the rules again when its coefficients are absent).
 The rules are deliberately simple and calibrated on the even-indexed articles of SQuAD 2.0
 dev (chat/bench/squad.py reports on the odd ones); constants below say what each one was tuned for.
 spaCy-style entity models are not available offline, so names are capitalised-word runs and dates, numbers

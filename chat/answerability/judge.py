@@ -16,8 +16,8 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
                         min_support: float | None = None) -> Verdict:
     """Whether the best-ranked `evidence` holds an answer to `question`, and where (see the package docstring).
 
-    ANSWERABILITY_JUDGE=learned (the default) weighs the rules' readings with the fitted regression of
-    chat.answerability.learned; "rules" applies the rules' bars. An explicit `min_support` asks for the rules'
+    ANSWERABILITY_JUDGE=rules (the default) applies the rules' bars; "learned" lets the fitted regression of
+    chat.answerability.learned replace their support bar. An explicit `min_support` asks for the rules'
     bar, so it selects the rules; so does a missing or altered coefficients file."""
     if min_support is None and settings.ANSWERABILITY_JUDGE == "learned":
         verdict = learned_judge(question, evidence, term_weights=term_weights, top_k=top_k)

