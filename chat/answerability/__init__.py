@@ -11,8 +11,10 @@ paragraph that says when they gained it). This package decides per question, off
    negation on one side only, and the question's names, codes and numbers occurring in the record at all;
 3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
 
-`answerability_judge` is the one interface; a model-based judge can sit behind the same signature and
-verdict later. The rules are deliberately simple and calibrated on the even-indexed articles of SQuAD 2.0
+`answerability_judge` is the one interface (chat.answerability.judge): the rules' own bars by default, or
+with ANSWERABILITY_JUDGE=learned a logistic regression fitted over these readings in place of the support bar
+(chat.answerability.learned; the rules again when its coefficients are absent).
+The rules are deliberately simple and calibrated on the even-indexed articles of SQuAD 2.0
 dev (chat/bench/squad.py reports on the odd ones); constants below say what each one was tuned for.
 spaCy-style entity models are not available offline, so names are capitalised-word runs and dates, numbers
 and amounts are regular expressions (dateparser reads whole strings as dates too eagerly — "in the 10th and
@@ -35,7 +37,8 @@ from chat.answerability.conflicts import (
     swapped_entity,
 )
 from chat.answerability.decide import answerability_decide
-from chat.answerability.verdict import SentenceReading, Verdict, answerability_judge, read_sentences
+from chat.answerability.judge import answerability_judge
+from chat.answerability.verdict import SentenceReading, Verdict, read_sentences, rules_judge
 
 __all__ = [
     "FACTOID_TYPES",
@@ -51,6 +54,7 @@ __all__ = [
     "is_question",
     "read_sentences",
     "restates_question",
+    "rules_judge",
     "swapped_entity",
     "typed_spans",
 ]

@@ -151,10 +151,18 @@ def read_sentences(question: str, texts: Sequence[str], *,
     return readings
 
 
-def answerability_judge(question: str, evidence: Sequence[Evidence], *,
-                        term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
-                        min_support: float | None = None) -> Verdict:
-    """Whether the best-ranked `evidence` holds an answer to `question`, and where.
+def rules_judge(question: str, evidence: Sequence[Evidence], *,
+                term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
+                min_support: float | None = None) -> Verdict:
+    """The rules' verdict: whether the best-ranked `evidence` holds an answer to `question`, and where (see
+    `rules_reading`)."""
+    return rules_reading(question, evidence, term_weights=term_weights, top_k=top_k, min_support=min_support)[0]
+
+
+def rules_reading(question: str, evidence: Sequence[Evidence], *,
+                  term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
+                  min_support: float | None = None) -> tuple[Verdict, list[SentenceReading]]:
+    """The rules' verdict and the sentence readings it was chosen from (the learned judge weighs both).
 
     The answer sentence is the one of the top `top_k` chunks with a typed answer candidate, no negation
     the question lacks (or the reverse), and the highest support; the question's names and numbers must
@@ -163,11 +171,11 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
     answer_type = expected_answer_type(question)
     top = list(evidence[: max(top_k, 1)])
     if not top:
-        return Verdict(False, answer_type, reasons=("no_evidence",))
+        return Verdict(False, answer_type, reasons=("no_evidence",)), []
     readings = read_sentences(question, [item.text for item in top], term_weights=term_weights,
                               answer_type=answer_type)
     if not readings:
-        return Verdict(False, answer_type, reasons=("no_sentence",))
+        return Verdict(False, answer_type, reasons=("no_sentence",)), []
     absent_by_chunk = [identifiers_absent(question, f"{item.title}\n{item.text}") for item in top]
 
     def absent(r: SentenceReading) -> list[str]:
@@ -210,4 +218,4 @@ def answerability_judge(question: str, evidence: Sequence[Evidence], *,
         answerable=not reasons, answer_type=answer_type, support=round(best.support, 4), chunk_id=item.chunk_id,
         sentence=sentence, start=best.start, end=best.end, span=sentence[span_start:span_end],
         span_start=best.start + span_start, span_end=best.start + span_end, reasons=tuple(reasons),
-    )
+    ), readings

@@ -10,6 +10,7 @@ Figures:
 - `squad2_hasans_span_hit`: share of answerable questions answered with a text containing one of the gold
   answers, both normalised as SQuAD's own scorer does (lower case, no punctuation, no articles).
 - `squad2_balanced_accuracy`: the mean of the two (always refusing scores 0.5).
+- `squad2_judge`: the answerability judge in force (ANSWERABILITY_JUDGE).
 
 Calibration used the even article indices only; the figures are reported on the odd ones (`split="odd"`,
 the default) so they say how the rules do on articles they were not tuned on.
@@ -25,7 +26,9 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.test.utils import override_settings
 
 from chat.answering import answer_events
 from chat.citations import CLUSTER_RE
@@ -125,7 +128,10 @@ def squad_bench(*, data: Path, split: str = "odd", limit: int | None = None, reu
         started = time.perf_counter()
         rows = []
         for question in questions:
-            final = _ask(authority, conversation, provider, question["text"])
+            # Uncached: a run with another judge (or the same one after a refit) must not be served the last
+            # run's answers from the reused tenant.
+            with override_settings(ANSWER_CACHE_ENABLED=False):
+                final = _ask(authority, conversation, provider, question["text"])
             refused = final["outcome"] in ("not_found", "unavailable")
             hit = not refused and span_hit(final["answer"], question["answers"])
             if question["impossible"]:
@@ -143,6 +149,7 @@ def squad_bench(*, data: Path, split: str = "odd", limit: int | None = None, reu
         hit_rate = hasans_hit / hasans if hasans else 0.0
         return {
             "squad2_split": split,
+            "squad2_judge": settings.ANSWERABILITY_JUDGE,  # rules or learned (chat.answerability.judge)
             "squad2_asked": len(questions),
             "squad2_noans_asked": noans,
             "squad2_noans_refused": round(refused_rate, 4),

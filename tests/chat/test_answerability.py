@@ -28,6 +28,13 @@ NORMANS = evidence(
 CHECKLIST = evidence("Vendor onboarding. The vendor onboarding checklist has seven steps and takes two days.")
 
 
+@pytest.fixture(autouse=True)
+def _rules_judge(settings):
+    """These tests read the rules' verdicts and reasons; the learned judge that weighs them by default is
+    tested in test_answerability_learned.py."""
+    settings.ANSWERABILITY_JUDGE = "rules"
+
+
 @pytest.mark.parametrize(("question", "kind"), [
     ("Who was the Norse leader?", AnswerType.PERSON),
     ("Whom did Rollo serve?", AnswerType.PERSON),

@@ -37,6 +37,7 @@ def test_squad_questions_through_the_pipeline(world, tmp_path, settings):
     assert result["squad2_noans_refused"] == 1.0 and result["squad2_hasans_span_hit"] == 1.0
     assert result["squad2_balanced_accuracy"] == 1.0
     assert result["squad2_asked"] == 12 and result["squad2_noans_asked"] == 5
+    assert result["squad2_judge"] == "rules"
     # the answer leads with the sentence that holds the answer
     assert rows["t2"]["answer"].startswith("It was designed by the engineer Alan Stevenson and first lit in 1844.")
 
