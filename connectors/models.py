@@ -16,6 +16,11 @@ class Connector(models.Model):
     class Kind(models.TextChoices):
         FOLDER = "folder", "Folder or zip"
         SLACK_EXPORT = "slack_export", "Slack export"
+        CONFLUENCE_EXPORT = "confluence_export", "Confluence space export"
+        CONFLUENCE_API = "confluence_api", "Confluence Cloud (live)"
+        JIRA_EXPORT = "jira_export", "Jira issues export"
+        GITHUB_EXPORT = "github_export", "GitHub issues export"
+        GITHUB_API = "github_api", "GitHub issues (live)"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     source = models.OneToOneField(Source, on_delete=models.CASCADE, related_name="connector")
@@ -28,12 +33,16 @@ class Connector(models.Model):
     content_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     permissions_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     enabled = models.BooleanField(default=True)
+    # Where a live connector's next content sync resumes ({"since": …, "full_at": …}); written by the sync only.
+    cursor = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["tenant_id", "source_id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export"]), name="connectors_connector_kind"),
+            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export", "confluence_export",
+                                                          "confluence_api", "jira_export", "github_export",
+                                                          "github_api"]), name="connectors_connector_kind"),
         ]
 
     def __str__(self) -> str:
@@ -78,6 +87,8 @@ class SyncRun(models.Model):
     # [{"item": external id or file, "reason": "..."}], at most CONNECTORS_MAX_RUN_ERRORS of them.
     errors = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True, default="")  # why a run failed as a whole
+    # Seconds a live run sat out the source's rate limits (Retry-After / X-RateLimit-Reset).
+    rate_limit_wait_s = models.FloatField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

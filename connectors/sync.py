@@ -53,6 +53,7 @@ class Tally:
     counts: dict = field(default_factory=lambda: dict.fromkeys(
         ("seen", "added", "updated", "deleted", "unchanged", "failed"), 0))
     errors: list = field(default_factory=list)
+    waited_s: float = 0.0  # rate-limit waits of a live connector
 
     def add(self, key: str, n: int = 1) -> None:
         self.counts[key] += n
@@ -129,7 +130,10 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
             tally.flush()
     _ingest(authority, source, batch, tally)
     tally.flush()
-    _deletions_apply(source, authority, seen, protected_scopes, tally)
+    if impl.complete:  # an incremental listing names only what changed: it proves no deletion
+        _deletions_apply(source, authority, seen, protected_scopes, tally)
+    if impl.next_cursor is not None:
+        Connector.objects.filter(pk=connector.pk).update(cursor=impl.next_cursor)
 
 
 def _deletions_apply(source, authority, seen: set[str], protected_scopes: set[str], tally: Tally) -> None:
@@ -198,10 +202,12 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
                                              seen=0, added=0, updated=0, deleted=0, unchanged=0, failed=0)
     tally = Tally(run.pk)
     status, message = SyncRun.Status.SUCCEEDED, ""
+    impl = None
     try:
         authority = authority_for_service(tenant=run.tenant, service_name=SERVICE_NAME, role="admin")
         impl = connector_for(connector.kind, root=import_root(run.tenant.slug), settings=connector.settings,
-                             credentials=credentials_decrypt(connector.credentials_encrypted))
+                             credentials=credentials_decrypt(connector.credentials_encrypted),
+                             cursor=connector.cursor)
         sync = content_sync if run.mode == SyncRun.Mode.CONTENT else permissions_sync
         sync(run, connector, impl, authority, tally)
     except (ConnectorError, CredentialsUnreadable) as exc:
@@ -209,7 +215,9 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
     except Exception as exc:  # never leave a run "running" forever; the log has the traceback
         logger.exception("sync run %s failed", run.pk)
         status, message = SyncRun.Status.FAILED, f"the sync stopped on an internal error ({type(exc).__name__})"
+    tally.waited_s = impl.waited_s if impl is not None else 0.0  # recorded even when the limit failed the run
     SyncRun.objects.filter(pk=run.pk).update(status=status, message=message[:2000], finished_at=timezone.now(),
-                                             errors=tally.errors, **tally.counts)
+                                             errors=tally.errors, rate_limit_wait_s=round(tally.waited_s, 3),
+                                             **tally.counts)
     return status
 

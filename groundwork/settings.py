@@ -356,6 +356,14 @@ CONNECTORS_IMPORT_ROOT = Path(env_str("CONNECTORS_IMPORT_ROOT", str(VAR_DIR / "i
 CONNECTORS_MAX_RUN_ERRORS = env_int("CONNECTORS_MAX_RUN_ERRORS", 100, minimum=1)
 # Records per ingest transaction during a content sync.
 CONNECTORS_BATCH_SIZE = env_int("CONNECTORS_BATCH_SIZE", 100, minimum=1)
+# Live API connectors (Confluence Cloud, GitHub): plain http base URLs only when allowed (local fakes, development).
+CONNECTORS_API_ALLOW_HTTP = env_bool("CONNECTORS_API_ALLOW_HTTP", False)
+# A rate-limited request waits what the server asks, up to this many seconds per wait, this many times; a longer
+# wait fails the run (the next one resumes) instead of holding a worker.
+CONNECTORS_API_MAX_WAIT_S = env_int("CONNECTORS_API_MAX_WAIT_S", 120, minimum=1)
+CONNECTORS_API_MAX_RETRIES = env_int("CONNECTORS_API_MAX_RETRIES", 5, minimum=0)
+# Live connectors list everything (and so find deletions) at least this often; between, they sync incrementally.
+CONNECTORS_FULL_LISTING_HOURS = env_int("CONNECTORS_FULL_LISTING_HOURS", 24, minimum=1)
 
 # --- MCP over stdio (`manage.py mcp_stdio`) ------------------------------------------------------------------
 # The API key the local MCP server acts as (the same keys as the REST API and /mcp). Read only by that command;

@@ -5,17 +5,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from .base import Access, ConnectorError, PermissionSnapshot, RecordError, SourceConnector, SourceRecord
+from .confluence import ConfluenceCloudConnector, ConfluenceExportConnector
 from .folder import FolderConnector
+from .github import GitHubExportConnector, GitHubLiveConnector
+from .jira import JiraExportConnector
 from .slack import SlackExportConnector
 
-KINDS: dict[str, type[SourceConnector]] = {"folder": FolderConnector, "slack_export": SlackExportConnector}
+KINDS: dict[str, type[SourceConnector]] = {
+    "folder": FolderConnector, "slack_export": SlackExportConnector,
+    "confluence_export": ConfluenceExportConnector, "confluence_api": ConfluenceCloudConnector,
+    "jira_export": JiraExportConnector, "github_export": GitHubExportConnector, "github_api": GitHubLiveConnector,
+}
+# Kinds that call a live API: settings name a base_url instead of a path in the import folder.
+LIVE_KINDS = frozenset({"confluence_api", "github_api"})
 
 
-def connector_for(kind: str, *, root: Path, settings: dict, credentials: dict) -> SourceConnector:
+def connector_for(kind: str, *, root: Path, settings: dict, credentials: dict,
+                  cursor: dict | None = None) -> SourceConnector:
     if kind not in KINDS:
         raise ConnectorError(f"unknown connector kind {kind!r}")
-    return KINDS[kind](root=root, settings=settings, credentials=credentials)
+    return KINDS[kind](root=root, settings=settings, credentials=credentials, cursor=cursor)
 
 
-__all__ = ["KINDS", "Access", "ConnectorError", "PermissionSnapshot", "RecordError", "SourceConnector",
+__all__ = ["KINDS", "LIVE_KINDS", "Access", "ConnectorError", "PermissionSnapshot", "RecordError", "SourceConnector",
            "SourceRecord", "connector_for"]

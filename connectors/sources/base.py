@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 SCOPE_KEY = "connector_scope"
@@ -91,12 +91,24 @@ class RecordError:
 
 
 class SourceConnector:
+    """`complete`: the last `records()` listed everything the source holds (False for an incremental listing:
+    no deletions are inferred from it). `next_cursor`: what the next content sync resumes from (live modes; None:
+    keep the stored one). `waited_s`: seconds spent waiting out the source's rate limits."""
+
     kind = ""
 
-    def __init__(self, *, root: Path, settings: dict, credentials: dict) -> None:
+    def __init__(self, *, root: Path, settings: dict, credentials: dict, cursor: dict | None = None) -> None:
         self.root = root
         self.settings = settings or {}
         self.credentials = credentials or {}
+        self.cursor = cursor or {}
+        self.complete = True
+        self.next_cursor: dict | None = None
+        self.waited_s = 0.0
+
+    def note_wait(self, seconds: float) -> None:
+        """A live client sat out a rate limit (called as it happens, so a run that fails still records it)."""
+        self.waited_s += seconds
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         raise NotImplementedError
@@ -116,3 +128,33 @@ def path_inside(root: Path, relative: str) -> Path:
     if not target.exists():
         raise ConnectorError(f"{relative!r} does not exist in the tenant's import folder")
     return target
+
+
+def iso_datetime(value) -> datetime | None:
+    """An ISO-8601 timestamp as REST APIs send it ("2026-11-02T09:00:00.000Z", "+0000" offsets); None if not."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":":
+        text = f"{text[:-2]}:{text[-2:]}"  # Jira's +0000
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def principals_intersect(levels: list[tuple[str, ...]], members: Mapping[str, set[str]]) -> tuple[str, ...]:
+    """Who passes every restriction level (Confluence page and ancestors, a Jira project and a security level):
+    a principal named at each level, or an `email:` named at one level that `members` (group principal → member
+    e-mails, when the source exports them) places in a group named at each other level. Fail closed otherwise."""
+    if not levels:
+        return ()
+
+    def admits(level: tuple[str, ...], principal: str) -> bool:
+        if principal in level:
+            return True
+        return principal.startswith("email:") and any(principal[6:] in members.get(g, ()) for g in level)
+
+    candidates = {p for level in levels for p in level}
+    return tuple(sorted(p for p in candidates if all(admits(level, p) for level in levels)))
