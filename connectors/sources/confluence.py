@@ -156,7 +156,8 @@ class Space:
                                      "ancestors": ancestors, "breadcrumb": breadcrumb, "links": links,
                                      "version": version.get("number"), "restricted": not access.inherits})
 
-    def attachment_records(self, pid: str, name: str, data: bytes) -> Iterator[SourceRecord | RecordError]:
+    def attachment_records(self, pid: str, name: str, data: bytes,
+                           updated_at: datetime | None = None) -> Iterator[SourceRecord | RecordError]:
         """The documents of one attachment; a type the upload surface does not read is skipped."""
         external_id = f"{pid}/attachments/{name}"[:512]
         if file_kind(name) is None:
@@ -171,7 +172,7 @@ class Space:
             yield SourceRecord(
                 external_id=external_id if len(parsed) == 1 else f"{external_id}#{index}", title=doc.title,
                 body=doc.body, scope=pid, format=doc.format, url=self.url(page), access=self.access(pid),
-                segments=tuple(doc.segments), updated_at=iso_datetime((page.get("version") or {}).get("when")),
+                segments=tuple(doc.segments), updated_at=updated_at,
                 metadata={**doc.metadata, "connector": "confluence", "page_id": pid, "space": self.key,
                           "attachment": name, "attached_to": page["title"]})
 
@@ -310,4 +311,5 @@ class ConfluenceCloudConnector(SourceConnector):
                 yield RecordError(item=f"{pid}/attachments/{name}", reason=str(exc),
                                   external_id=f"{pid}/attachments/{name}", scope=pid)
                 continue
-            yield from space.attachment_records(pid, name, data)
+            when = iso_datetime((attachment.get("version") or {}).get("when"))
+            yield from space.attachment_records(pid, name, data, when)
