@@ -18,7 +18,9 @@ class ConnectorSerializer(serializers.Serializer):
     source = serializers.IntegerField(source="source_id", read_only=True)
     kind = serializers.ChoiceField(choices=Connector.Kind.choices)
     settings = serializers.JSONField(help_text="Non-secret settings: {\"path\": \"exports/slack\"} (relative to the "
-                                               "tenant's import folder), optionally \"workspace_url\" for Slack.")
+                                               "tenant's import folder), optionally \"workspace_url\" for Slack; "
+                                               "live kinds take \"base_url\" and \"space_key\" (Confluence) or "
+                                               "\"repo\" (GitHub); see the README for every kind's settings.")
     # Write-only: stored encrypted, never returned; `has_credentials` says whether some are stored.
     credentials = serializers.JSONField(write_only=True, required=False, allow_null=True,
                                         help_text="Secrets for the connector (write-only; null clears them).")
@@ -47,6 +49,8 @@ class SyncRunSerializer(serializers.Serializer):
     failed = serializers.IntegerField(read_only=True)
     errors = serializers.JSONField(read_only=True)
     message = serializers.CharField(read_only=True)
+    rate_limit_wait_s = serializers.FloatField(read_only=True, help_text="Seconds a live run waited out the "
+                                                                         "source's rate limits.")
 
 
 class SyncStartSerializer(serializers.Serializer):
