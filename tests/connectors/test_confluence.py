@@ -103,3 +103,26 @@ def test_a_missing_ancestor_fails_closed_and_globex_reads_its_own_folder(world, 
                         kind="confluence_export", settings={"path": "confluence"})
     run = sync(world, globex)
     assert run.status == "failed" and "does not exist" in run.message
+
+
+def test_zipped_export_and_group_members_admit_a_named_user_under_a_group_restriction(world, import_root):
+    from connectors.sources.folder import zip_bytes
+
+    folder = confluence_export(import_root / "tmp-space")
+    # The HR group lists the analyst as a member: named at the child (400) and a member of the group at the
+    # ancestor (200), the analyst passes both levels; the admin is named at neither level by e-mail.
+    write_json(folder / "groups.json", {"HR": ["analyst@example.test"]})
+    pages = space_pages(hr_restriction=restriction(groups=["HR"]))
+    write_json(folder / "pages.json", pages)
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    (import_root / "acme").mkdir(parents=True, exist_ok=True)
+    (import_root / "acme" / "space.zip").write_bytes(zip_bytes(files))
+    source = Source.objects.create(tenant=world.acme, kind="wiki", name="Zipped space")
+    connector_configure(authority=world.authority(world.admin), source=source, kind="confluence_export",
+                        settings={"path": "space.zip"})
+    run = sync(world, source)
+    assert run.status == "succeeded" and run.added == 5, (run.message, run.errors)
+    docs = _docs(source)
+    assert [p.key for p in docs["400"].acl_principals.all()] == ["analyst@example.test"]
+    assert finds(world, world.analyst, "narrowword") and not finds(world, world.admin, "narrowword")
+    assert finds(world, world.admin, "attachmarker")  # the zipped attachment, HR's access
