@@ -290,7 +290,10 @@ class ConfluenceCloudConnector(SourceConnector):
             for ancestor in page.get("ancestors") or []:
                 aid = str(ancestor.get("id")) if isinstance(ancestor, dict) else ""
                 if _ID.match(aid) and aid not in space.pages and aid not in space.extra:
-                    space.extra[aid] = client.json(f"/rest/api/content/{aid}", {"expand": EXPAND_ACCESS})
+                    try:
+                        space.extra[aid] = client.json(f"/rest/api/content/{aid}", {"expand": EXPAND_ACCESS})
+                    except ApiError:
+                        continue  # an ancestor we may not read: its descendants fail closed (Space.access)
         yield from _page_records(space)
         for pid, page in space.pages.items():
             yield from self._attachments(client, space, pid, page)

@@ -154,3 +154,17 @@ def test_github_incremental_since_then_permission_sync(world, github):
     fake.collaborators[:] = [{"login": "ada"}]
     perms = sync(world, source, mode="permissions")
     assert perms.updated == 4 and not finds(world, world.member, "gitone") and finds(world, world.admin, "gitone")
+
+
+def test_deletions_only_on_a_full_listing(world, github):
+    fake, source = github
+    sync(world, source)
+    del fake.issues[2]  # issue 3 is gone at the source
+    incremental = sync(world, source)
+    assert incremental.deleted == 0 and Document.objects.filter(source=source, external_id="acme/tools#3").exists()
+    connector = Connector.objects.get(source=source)
+    connector.cursor = {**connector.cursor, "full_at": "2026-01-01T00:00:00+00:00"}  # the full listing is due
+    connector.save(update_fields=["cursor"])
+    full = sync(world, source)
+    assert full.deleted == 1 and not Document.objects.filter(source=source, external_id="acme/tools#3").exists()
+    assert not finds(world, world.member, "gitthree")
