@@ -136,7 +136,7 @@ def connector_settings_clean(kind: str, raw) -> dict:
     url = raw.get("workspace_url", "")
     if not isinstance(url, str) or (url and not url.startswith("https://")):
         raise ValidationError("settings.workspace_url must be an https:// address")
-    if url and kind == "slack_export":
+    if url and kind not in LIVE_KINDS:  # Slack message links (kept for every export kind, as before)
         cleaned["workspace_url"] = url
     return {**cleaned, **_optional_clean(kind, raw)}
 
