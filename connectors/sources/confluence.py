@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
 
@@ -124,9 +124,7 @@ class Space:
     def link_target(self, kind: str, value: str) -> tuple[str, str | None]:
         if kind == "title":
             pid = self.by_title.get(value)
-            if pid is not None:
-                return self.url(self.pages[pid]), pid
-            return (f"{self.site}/spaces/{quote(self.key)}/pages?title={quote(value)}" if self.site else ""), None
+            return (self.url(self.pages[pid]), pid) if pid is not None else ("", None)  # "": a [[wiki link]]
         if kind == "attachment":
             return "", None
         if value.startswith("/") and self.site:

@@ -1,8 +1,10 @@
 """Readable Markdown from the markup connectors receive: Confluence storage format (XHTML with `ac:`/`ri:`
 macros) or view HTML, and Atlassian Document Format (Jira Cloud REST v3 descriptions and comments).
 
-Links become `[label](url)` so the body stays readable and the graph can follow them; `link_target(kind, value)`
-decides the URL of a link to another page (by title or id) and the converter reports every link it made."""
+Links become `[label](url)` so the body stays readable and knowledge's record links (knowledge/record_links.py:
+Markdown links matched to another record's URL) can follow them; a page link without an address becomes
+`[[Title]]` (matched by title). `link_target(kind, value)` decides the URL of a link to another page and the
+converter reports every link it made."""
 
 from __future__ import annotations
 
@@ -68,7 +70,15 @@ class _Storage(HTMLParser):
             link, self.ac_link = self.ac_link, None
             label = " ".join(link["label"].split()) or link["value"]
             url, page_id = self.link_target(link["kind"], link["value"]) if link["value"] else ("", None)
-            self._emit(f"[{label}]({url})" if url else label)
+            if url:
+                self._emit(f"[{label}]({url})")
+            elif link["kind"] == "title" and link["value"]:
+                # No address for it (another space, or no site known): a wiki link, which knowledge's record
+                # links resolve by title.
+                title = link["value"].replace("]", "").replace("|", "")
+                self._emit(f"[[{title}]]" if label == link["value"] else f"[[{title}|{label}]]")
+            else:
+                self._emit(label)
             if link["kind"] == "title":
                 self.links.append({"title": link["value"], "url": url, "page_id": page_id})
         elif tag in _BLOCKS or tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:

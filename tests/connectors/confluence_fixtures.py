@@ -31,7 +31,8 @@ def space_pages(hr_restriction=None) -> list[dict]:
     return [
         page("100", "Handbook", '<h1>Welcome</h1><p>The zephyrpage handbook. See <ac:link><ri:page '
              'ri:content-title="HR" /><ac:plain-text-link-body><![CDATA[the HR page]]></ac:plain-text-link-body>'
-             '</ac:link> and <a href="https://example.test/policy">the policy</a>.</p>'),
+             '</ac:link> and <a href="https://example.test/policy">the policy</a>; also <ac:link><ri:page '
+             'ri:space-key="OPS" ri:content-title="Runbook" /></ac:link>.</p>'),
         page("200", "HR", "<p>The hushpage process for HR.</p>", ancestors=[("100", "Handbook")], restrictions=hr),
         page("300", "Salaries", "<p>Bands: inheritword applies.</p>",
              ancestors=[("100", "Handbook"), ("200", "HR")]),

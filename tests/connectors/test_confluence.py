@@ -39,6 +39,9 @@ def test_pages_hierarchy_links_and_attachments(world, confluence_source):
     assert f"[the HR page]({SITE}/spaces/ENG/pages/200)" in handbook.text
     assert "[the policy](https://example.test/policy)" in handbook.text
     assert {"title": "HR", "url": f"{SITE}/spaces/ENG/pages/200", "page_id": "200"} in handbook.metadata["links"]
+    # A page of another space: no address here, a wiki link knowledge's record links resolve by title.
+    assert "[[Runbook]]" in handbook.text and {"title": "Runbook", "url": "", "page_id": None} in \
+        handbook.metadata["links"]
     salaries = docs["300"]
     assert salaries.metadata["ancestors"] == [{"id": "100", "title": "Handbook"}, {"id": "200", "title": "HR"}]
     assert salaries.text.startswith("Engineering › Handbook › HR › Salaries")
