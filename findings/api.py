@@ -19,6 +19,7 @@ from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
 from knowledge.links import document_viewer_url
 
 from . import selectors
+from .graph.neighbourhood import entity_neighbourhood, neighbourhood_payload
 
 T = TypeVar("T")
 
@@ -194,3 +195,65 @@ class EntityDetailApi(AuthorityAPIView):
         filters = selectors.ClaimFilters(entity_id=entity.pk, history=True)
         claims = selectors.claims_list(self.authority, filters)[:200]
         return Response({**EntityRef(entity).data, "claims": ClaimOutput(claims, many=True).data})
+
+
+class GraphEntityOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField(required=False)
+    aliases = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class GraphEvidenceOutput(serializers.Serializer):
+    document = serializers.IntegerField()
+    document_title = serializers.CharField()
+    quote = serializers.CharField()
+    record_url = serializers.CharField()
+    viewer_url = serializers.CharField(help_text="The in-app record viewer at the quoted characters")
+
+
+class GraphClaimOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    statement = serializers.CharField()
+    predicate = serializers.CharField()
+    subject = GraphEntityOutput(allow_null=True)
+    object = serializers.CharField()
+    object_entity = GraphEntityOutput(allow_null=True)
+    valid_from = serializers.DateTimeField(allow_null=True)
+    valid_to = serializers.DateTimeField(allow_null=True)
+    evidence = GraphEvidenceOutput(many=True)
+
+
+class GraphRecordLinkOutput(serializers.Serializer):
+    from_document = serializers.IntegerField()
+    from_title = serializers.CharField()
+    to_document = serializers.IntegerField()
+    to_title = serializers.CharField()
+    kind = serializers.CharField(help_text="url, doc (in-app viewer link), wiki ([[Page]]) or ticket (a ticket key)")
+    anchor = serializers.CharField()
+    viewer_url = serializers.CharField()
+
+
+class GraphNeighbourhoodOutput(serializers.Serializer):
+    entity = GraphEntityOutput()
+    as_of = serializers.DateTimeField()
+    claims = GraphClaimOutput(many=True)
+    neighbours = GraphEntityOutput(many=True)
+    record_links = GraphRecordLinkOutput(many=True)
+
+
+class EntityGraphApi(AuthorityAPIView):
+    @extend_schema(
+        summary="An entity's graph neighbourhood as of a date (kb_graph_query)",
+        description=("The claims about the entity valid at `as_of` (default: now) as currently recorded, each with "
+                     "its readable evidence and in-app viewer links; the entities at the claims' other ends; and the "
+                     "record links (Markdown/HTML links, [[wiki]] links, ticket keys) between the evidence records "
+                     "and other records the caller can read. An entity merged into another answers with that one's "
+                     "neighbourhood. An entity not grounded in any record the caller can read answers 404, exactly "
+                     "like one that does not exist. A bad `as_of` gives 400."),
+        parameters=[OpenApiParameter("as_of", str, description="ISO date or datetime; a date means its midnight UTC")],
+        responses=GraphNeighbourhoodOutput)
+    def get(self, request, entity_id: int, **kwargs):
+        as_of = instant_parse(request.query_params.get("as_of"), "as_of")
+        found_ = found(entity_neighbourhood(self.authority, entity_id=entity_id, as_of=as_of))
+        return Response(GraphNeighbourhoodOutput(neighbourhood_payload(found_, self.authority.tenant_slug)).data)

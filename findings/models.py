@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib.postgres.constraints import ExclusionConstraint
 from django.contrib.postgres.fields import DateTimeRangeField, RangeOperators
-from django.contrib.postgres.indexes import GistIndex
+from django.contrib.postgres.indexes import GinIndex, GistIndex
 from django.db import models
 from django.db.models import F, Func, Q
 from django.db.models.lookups import Exact
@@ -85,18 +85,28 @@ class RelationType(models.Model):
 
 
 class Entity(models.Model):
-    """A named thing claims are about, per tenant. `key` is `findings.audit.entity_key(name)`."""
+    """A named thing claims are about, per tenant. `key` is `findings.audit.entity_key(name)`.
+
+    `merged_into` makes this entity one node with another in the graph (findings.graph.resolution): its claims
+    stay as written and the graph reads them as the other's, so a merge is undone by clearing it. A merged
+    entity points at a canonical one, never along a chain (the merge service refuses; the check forbids a
+    self-merge)."""
 
     tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
     name = models.CharField(max_length=300)
     key = models.CharField(max_length=300)
     kind = models.CharField(max_length=64, blank=True)
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.RESTRICT, related_name="merged")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         db_table = "findings_entity"
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="findings_entity_unique_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "key"], name="findings_entity_unique_key"),
+            models.CheckConstraint(condition=~Q(merged_into=F("id")), name="findings_entity_not_merged_into_self"),
+        ]
+        indexes = [GinIndex(fields=["key"], opclasses=["gin_trgm_ops"], name="findings_entity_key_trgm")]
 
     def __str__(self) -> str:
         return self.name
@@ -273,3 +283,70 @@ class ModelUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} {self.day}: {self.calls} calls"
+
+
+# --- the entity graph: aliases and merges (findings.graph) ------------------------------------------------------
+
+
+class EntityAlias(models.Model):
+    """Another name of an entity ("Priya" for "Priya Nair"). `key` is `entity_key(alias)`; query linking matches
+    it exactly or by trigram similarity. An alias a merge added names that merge, and goes when it is undone."""
+
+    class Origin(models.TextChoices):
+        MERGE = "merge", "Merged entity's name"
+        MANUAL = "manual", "Added by a person"
+
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
+    alias = models.CharField(max_length=300)
+    key = models.CharField(max_length=300)
+    origin = models.CharField(max_length=8, choices=Origin.choices)
+    merge = models.ForeignKey("EntityMerge", null=True, blank=True, on_delete=models.CASCADE, related_name="aliases")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "findings_entity_alias"
+        ordering = ["alias"]
+        constraints = [
+            models.UniqueConstraint(fields=["entity", "key"], name="findings_alias_unique_per_entity"),
+            models.CheckConstraint(condition=~Q(key=""), name="findings_alias_key_not_empty"),
+            models.CheckConstraint(condition=Q(origin__in=["merge", "manual"]), name="findings_alias_origin_valid"),
+            models.CheckConstraint(condition=Q(origin="merge", merge__isnull=False)
+                                   | Q(origin="manual", merge__isnull=True), name="findings_alias_merge_origin"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "key"], name="findings_alias_key_idx"),
+            GinIndex(fields=["key"], opclasses=["gin_trgm_ops"], name="findings_alias_key_trgm"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.alias} → {self.entity_id}"
+
+
+class EntityMerge(models.Model):
+    """The log of entity merges: who merged which entity into which, why, and whether it was undone. A row is
+    never deleted; an unmerge stamps `undone_at` (and `undone_by`)."""
+
+    tenant = models.ForeignKey("platform.Tenant", on_delete=models.CASCADE, related_name="+")
+    merged = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="merge_log")
+    into = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="absorbed_log")
+    reason = models.CharField(max_length=200)
+    actor = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+    undone_by = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        db_table = "findings_entity_merge"
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(merged=F("into")), name="findings_merge_not_self"),
+            # At most one live merge per entity: the live row is what an unmerge undoes.
+            models.UniqueConstraint(fields=["merged"], condition=Q(undone_at__isnull=True),
+                                    name="findings_merge_one_live"),
+            models.CheckConstraint(condition=Q(undone_at__isnull=True) | ~Q(undone_by=""),
+                                   name="findings_merge_undone_has_actor"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.merged_id} → {self.into_id}"

@@ -1,4 +1,5 @@
-"""Analyst pages: findings list (filters + as-of control), claim detail with highlighted evidence, entity page.
+"""Analyst pages: findings list (filters + as-of control), claim detail with highlighted evidence, entity page,
+and the entity's graph neighbourhood (the same data as the kb_graph_query API).
 
 Any signed-in member of the tenant may read them — what a claim shows is decided by the evidence ACL, the
 same as in the API, so a role gate would add nothing. Who may open them at all is groundwork.page_access's rule.
@@ -15,7 +16,8 @@ from groundwork.page_access import page_found, tenant_page
 from knowledge.rendering import external_url
 
 from . import selectors
-from .api import evidence_viewer_url, filters_parse
+from .api import evidence_viewer_url, filters_parse, instant_parse
+from .graph.neighbourhood import entity_neighbourhood, neighbourhood_payload
 from .models import RelationType
 
 
@@ -70,3 +72,18 @@ def entity_detail(request, authority: Authority, entity_id: int):
     claims = selectors.claims_list(authority, selectors.ClaimFilters(entity_id=entity.pk, history=True))[:200]
     claims = _quote_links(authority, tenant_slug, list(claims))
     return render(request, "findings/entity.html", {"tenant_slug": tenant_slug, "entity": entity, "claims": claims})
+
+
+@tenant_page()
+def entity_graph(request, authority: Authority, entity_id: int):
+    """The entity's neighbourhood as of a date: neighbours, the claims linking them with evidence links, and the
+    record links between the evidence records. Unseen and missing entities are the same 404."""
+    error = None
+    try:
+        as_of = instant_parse(request.GET.get("as_of"), "as_of")
+    except ValidationError as exc:
+        error, as_of = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.detail.items()), None
+    found = page_found(entity_neighbourhood(authority, entity_id=entity_id, as_of=as_of))
+    graph = neighbourhood_payload(found, authority.tenant_slug)
+    return render(request, "findings/graph.html", {"tenant_slug": authority.tenant_slug, "graph": graph,
+                                                   "as_of": request.GET.get("as_of", ""), "error": error})

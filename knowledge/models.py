@@ -354,3 +354,40 @@ class UploadItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.status})"
+
+
+class DocumentLink(models.Model):
+    """A link from one record to another (`knowledge.record_links`): a Markdown/HTML link, a `[[Page]]` link or a
+    ticket key mentioned in the text. Written at ingest from the body; `target` is the document of the same tenant
+    the (kind, key) reference resolves to, NULL while none does (a link to a record not ingested yet resolves when
+    it arrives; a deleted target leaves the link dangling until another record takes its key)."""
+
+    class Kind(models.TextChoices):
+        URL = "url", "Link (URL)"
+        DOC = "doc", "Link (record viewer)"
+        WIKI = "wiki", "Wiki link"
+        TICKET = "ticket", "Ticket key"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="links_out")
+    target = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="links_in")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    key = models.CharField(max_length=500)
+    anchor = models.CharField(max_length=300, blank=True, default="")
+
+    class Meta:
+        db_table = "knowledge_document_link"
+        ordering = ["source_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "kind", "key"], name="knowledge_link_unique_ref"),
+            models.CheckConstraint(condition=Q(kind__in=["url", "doc", "wiki", "ticket"]), name="knowledge_link_kind"),
+            models.CheckConstraint(condition=~Q(target=models.F("source")), name="knowledge_link_not_self"),
+            models.CheckConstraint(condition=~Q(key=""), name="knowledge_link_key_not_empty"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "kind", "key"], name="knowledge_link_ref_idx",
+                         condition=Q(target__isnull=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} → {self.kind}:{self.key}"

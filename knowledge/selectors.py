@@ -11,8 +11,8 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from groundwork.authority import Authority
 from groundwork.models import Principal
 
-from .access import readable_chunks, readable_documents
-from .models import Chunk, Document, Source
+from .access import access_q, readable_chunks, readable_documents
+from .models import Chunk, Document, DocumentLink, Source
 
 
 def sources_list(authority: Authority) -> QuerySet[Source]:
@@ -144,3 +144,12 @@ def document_view(authority: Authority, document_id: int) -> DocumentView | None
     if authority.is_admin and document.tenant_id == authority.tenant_id:
         acl = list(document.acl_principals.select_related("user").order_by("kind", "key"))
     return DocumentView(document=document, chunks=chunks, acl=acl)
+
+
+def document_links_readable(authority: Authority, document_ids: list[int], *, limit: int = 100
+                            ) -> QuerySet[DocumentLink]:
+    """Resolved record links out of or into these documents whose both ends the caller may read."""
+    both = Q(access_q(authority, prefix="source__")) & Q(access_q(authority, prefix="target__"))
+    return (DocumentLink.objects.filter(Q(source_id__in=document_ids) | Q(target_id__in=document_ids))
+            .filter(target__isnull=False).filter(both).select_related("source", "target")
+            .order_by("source_id", "target_id", "id")[:limit])

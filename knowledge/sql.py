@@ -302,3 +302,61 @@ CREATE TRIGGER knowledge_chunk_access_fill
     FOR EACH ROW EXECUTE FUNCTION knowledge_chunk_fill_access();
 """),
 }
+
+
+# --- Record links -------------------------------------------------------------------------------------------
+# Why raw SQL: links of a whole ingest batch travel as typed arrays through unnest (one statement whatever the
+# batch size), and resolution is an UPDATE … FROM over expressions of the target's columns (its URL without the
+# fragment, its casefolded title, the ticket key at the start of its title), which the ORM cannot join on.
+
+DOCUMENT_LINKS_INSERT = sql.SQL(
+    """
+    INSERT INTO knowledge_document_link (tenant_id, source_id, kind, key, anchor)
+    SELECT d.tenant_id, l.source_id, l.kind, l.key, l.anchor
+      FROM unnest(%(source)s::bigint[], %(kind)s::text[], %(key)s::text[], %(anchor)s::text[])
+           AS l(source_id, kind, key, anchor)
+      JOIN knowledge_document d ON d.id = l.source_id
+    ON CONFLICT (source_id, kind, key) DO NOTHING
+    """
+)
+
+# One statement per kind keeps each an equality (hash) join. A reference names one record: when several records
+# of the tenant share a key, the oldest wins (DISTINCT ON … ORDER BY id), so the answer does not depend on the
+# plan. Only links touching the batch are considered: links out of its records, and dangling links elsewhere
+# whose key one of its records now carries.
+_RESOLVE = """
+    UPDATE knowledge_document_link l
+       SET target_id = m.target_id
+      FROM (
+        SELECT DISTINCT ON (l2.id) l2.id AS link_id, d.id AS target_id
+          FROM knowledge_document_link l2
+          JOIN knowledge_document d ON d.tenant_id = l2.tenant_id AND d.id <> l2.source_id AND {match}
+         WHERE l2.target_id IS NULL AND l2.kind = {kind} AND l2.tenant_id = ANY(%(tenant_ids)s::bigint[])
+           AND (l2.source_id = ANY(%(documents)s::bigint[]) OR d.id = ANY(%(documents)s::bigint[]))
+         ORDER BY l2.id, d.id
+      ) m
+     WHERE l.id = m.link_id
+"""
+_LINK_MATCH = {
+    "url": "lower(l2.key) = lower(rtrim(split_part(d.record_url, '#', 1), '/')) AND d.record_url <> ''",
+    "doc": "l2.key = d.id::text",
+    "wiki": "l2.key = lower(regexp_replace(btrim(d.title), '\\s+', ' ', 'g'))",
+    "ticket": ("(l2.key = substring(btrim(d.title) from '^([A-Z][A-Z0-9]{1,9}-[0-9]{1,6})(?![[:alnum:]_-])') "
+               "OR l2.key = upper(btrim(d.external_id)))"),
+}
+DOCUMENT_LINKS_RESOLVE = [sql.SQL(_RESOLVE).format(match=sql.SQL(match), kind=sql.Literal(kind))
+                          for kind, match in _LINK_MATCH.items()]
+
+
+def document_links_write(rows: Sequence[tuple[int, str, str, str]], *, documents: Sequence[int],
+                         tenant_ids: Sequence[int]) -> None:
+    """Insert (source document, kind, key, anchor) link rows, then resolve every dangling link that involves
+    `documents` (links out of them, and links elsewhere in their tenants to their keys). Inside the caller's
+    transaction."""
+    with default_connection.cursor() as cursor:
+        if rows:
+            source, kind, key, anchor = (list(column) for column in zip(*rows, strict=True))
+            cursor.execute(DOCUMENT_LINKS_INSERT, {"source": source, "kind": kind, "key": key, "anchor": anchor})
+        if documents:
+            for statement in DOCUMENT_LINKS_RESOLVE:
+                cursor.execute(statement, {"documents": list(documents), "tenant_ids": list(tenant_ids)})

@@ -52,7 +52,12 @@ class HitOutput(serializers.Serializer):
     score = serializers.FloatField()
     lexical_rank = serializers.IntegerField(allow_null=True)
     vector_rank = serializers.IntegerField(allow_null=True)
-    channels = serializers.ListField(child=serializers.CharField())
+    channels = serializers.ListField(child=serializers.CharField(),
+                                     help_text="the channels that found the chunk: lexical, vector, graph")
+    path = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="for a chunk the graph channel found: entity, relation, entity, … that reached it "
+                  "(\"←\" marks a relation read against its direction); empty otherwise")
     corpus = serializers.CharField()
 
 
@@ -65,6 +70,9 @@ class SearchOutput(serializers.Serializer):
         choices=["ok", "off", "no_embedder", "no_space", "error", "wrong_dimension", "zero_vector"],
         help_text="the semantic channel: ok, or why it did not take part (no_embedder: none configured; no_space: "
                   "nothing embedded with it yet; error: it failed or timed out)")
+    degraded_channels = serializers.ListField(
+        child=serializers.CharField(), default=list,
+        help_text="further channels (e.g. graph) that failed: the ranking stands on the others")
 
 
 class UnavailableOutput(serializers.Serializer):
@@ -106,7 +114,8 @@ class SearchApi(AuthorityAPIView):
         except RetrievalUnavailable as exc:
             return unavailable_response(exc)
         return Response(SearchOutput({"query": data.validated_data["query"], "hits": result.hits,
-                                      "lexical_only": result.lexical_only, "semantic": result.vector}).data)
+                                      "lexical_only": result.lexical_only, "semantic": result.vector,
+                                      "degraded_channels": list(result.degraded_channels)}).data)
 
 
 class GroundInput(serializers.Serializer):

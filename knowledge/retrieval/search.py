@@ -1,4 +1,5 @@
-"""Hybrid search: lexical + vector, each filtered by the access path in SQL, fused by RRF."""
+"""Hybrid search: lexical + vector (+ registered channels such as the graph), each filtered by the access path
+in SQL, fused by RRF."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 
 from groundwork.authority import Authority
 from groundwork.rls import in_current_scope
 
 from ..access import chunk_access_params
+from .channels import ChannelHits, ChannelQuery, channels_registered
 from .fusion import Fused, rrf_fuse
 from .lexical import lexical_search
 from .sql import HYDRATE, compose, filters_sql
@@ -84,14 +86,20 @@ def query_vectors(queries: Sequence[str], *, unindexed: bool = False) -> list[Qu
 
 
 def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: SearchFilters | None = None,
-                  per_document_cap: int | None = None, channels: tuple[str, ...] = ("lexical", "vector"),
+                  per_document_cap: int | None = None, channels: tuple[str, ...] | None = None,
                   lexical_strategy: str | None = None, vector_route: str | None = None,
                   require_vector: bool = False, embedded: QueryVector | None = None) -> SearchResult:
     """The caller's top-k readable chunks for `query`. Raises RetrievalUnavailable when the corpus cannot be
     searched: a database failure; with `require_vector` and RETRIEVAL_REQUIRE_SEMANTIC, a vector channel that is
     failing or absent. Otherwise a failing embedder leaves the full-text channel alone (`result.lexical_only`).
     `embedded`: the query's vector computed already (`query_vectors`), so it is not embedded again; a repeat
-    search with reworded full-text terms passes the question's own vector."""
+    search with reworded full-text terms passes the question's own vector.
+
+    `channels` names the channels to run; by default lexical, vector and every registered one
+    (knowledge.retrieval.channels). A registered channel that fails is left out and reported in
+    `result.extra` as "error" (`result.degraded_channels`), never raised."""
+    if channels is None:
+        channels = ("lexical", "vector", *sorted(channels_registered()))
     query = (query or "").strip()
     if not query:
         return SearchResult(hits=[], lexical="off", vector="off", query=query)
@@ -129,14 +137,36 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
         # Nearest neighbours always exist; below this similarity they are noise, not evidence, and an
         # unrelated question must be able to come back empty.
         nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
-        fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS)
-        hits = _hydrate(authority, fused)
+        request = ChannelQuery(authority=authority, query=query, access_params=access, filters_clause=filters_clause,
+                               filter_params=filter_params, limit=depth)
+        extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}
+        fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS,
+                         extra={name: out.ranked for name, out in extra.items() if out.ranked},
+                         weights={name: out.weight for name, out in extra.items()})
+        paths = {cid: path for out in extra.values() for cid, path in out.paths.items()}
+        hits = _hydrate(authority, fused, paths)
     except DatabaseError as exc:
         logger.exception("retrieval query failed")
         raise RetrievalUnavailable("database_error", type(exc).__name__) from exc
     hits = _rank(hits, k=k, cap=per_document_cap or settings.RETRIEVAL_PER_DOCUMENT_CAP)
     return SearchResult(hits=hits, lexical="ok" if "lexical" in channels else "off", vector=vector_state,
-                        query=query)
+                        query=query, extra={name: out.state for name, out in extra.items()})
+
+
+def _extra_channel(name: str, request: ChannelQuery) -> ChannelHits:
+    """Run one registered channel in its own savepoint (or short transaction): whatever it does wrong — an
+    exception, a failed statement — is rolled back to here and the search goes on without it."""
+    function = channels_registered().get(name)
+    if function is None:
+        return ChannelHits(state="off")
+    try:
+        with transaction.atomic():
+            out = function(request)
+    except Exception:  # a broken channel degrades the search to the built-in two, never fails it
+        logger.exception("retrieval channel %s failed; ranking without it", name)
+        return ChannelHits(state="error")
+    out.ranked = out.ranked[: request.limit]
+    return out
 
 
 _executor_lock = threading.Lock()
@@ -205,7 +235,7 @@ def _cause(state: str) -> str:
             "wrong_dimension": "wrong_dimension", "zero_vector": "zero_vector"}.get(state, "embedding_error")
 
 
-def _hydrate(authority: Authority, fused: list[Fused]) -> list[Hit]:
+def _hydrate(authority: Authority, fused: list[Fused], paths: dict[int, tuple[str, ...]] | None = None) -> list[Hit]:
     if not fused:
         return []
     by_id = {f.chunk_id: f for f in fused}
@@ -223,7 +253,7 @@ def _hydrate(authority: Authority, fused: list[Fused]) -> list[Hit]:
             source_kind=source_kind, author_id=author_id, score=f.score, lexical_rank=f.lexical_rank,
             vector_rank=f.vector_rank, lexical_score=f.lexical_score, vector_similarity=f.vector_similarity,
             corpus="platform" if tenant_id == authority.platform_tenant_id and not authority.is_platform
-            else "tenant",
+            else "tenant", channel_ranks=dict(f.ranks), path=(paths or {}).get(cid, ()) if f.ranks else (),
         ))
     return hits
 
@@ -231,9 +261,7 @@ def _hydrate(authority: Authority, fused: list[Fused]) -> list[Hit]:
 def _rank(hits: list[Hit], *, k: int, cap: int) -> list[Hit]:
     """Best fused score first; on equal scores the tenant's own records before the platform corpus;
     at most `cap` chunks of one document, so near-duplicates cannot crowd out other documents."""
-    ordered = sorted(hits, key=lambda h: (-round(h.score, 12), h.corpus != "tenant",
-                                          min(r for r in (h.lexical_rank, h.vector_rank) if r is not None),
-                                          h.chunk_id))
+    ordered = sorted(hits, key=lambda h: (-round(h.score, 12), h.corpus != "tenant", h.best_rank, h.chunk_id))
     per_doc: dict[int, int] = {}
     out = []
     for hit in ordered:

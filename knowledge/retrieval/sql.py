@@ -189,7 +189,10 @@ HNSW_SETTINGS = sql.SQL(
 # columns, which the triggers copy to every chunk of the class — and each class is one index range read
 # without visiting the heap. The tenant test is repeated on the chunk as a second line of defence. The scan
 # ranks by the half-precision copy the index holds (half the bytes to read), then the candidates are
-# re-ranked on their full-precision vectors, so the distances returned are exact.
+# re-ranked on their full-precision vectors, so the distances returned are exact. The re-rank reads each
+# candidate by primary key (LATERAL, kept apart by OFFSET 0 so it is not flattened into a join): a plain join
+# ordered by distance let the planner walk the HNSW index for the chunk side, which yields only ef_search
+# neighbours, so candidates outside them vanished (0 rows where ten were due; seen in CI and in test order).
 VECTOR_EXACT = sql.SQL(
     """
     WITH scanned AS MATERIALIZED (
@@ -201,9 +204,11 @@ VECTOR_EXACT = sql.SQL(
          ORDER BY approx, (c.tenant_id <> %(own_tenant_id)s), c.id
          LIMIT %(limit)s
     )
-    SELECT s.id, c.embedding <=> %(vector)s::vector AS distance
-      FROM scanned s JOIN knowledge_chunk c ON c.id = s.id
-     ORDER BY distance, (s.tenant_id <> %(own_tenant_id)s), s.id
+    SELECT s.id, exact.distance
+      FROM scanned s
+     CROSS JOIN LATERAL (SELECT c.embedding <=> %(vector)s::vector AS distance
+                           FROM knowledge_chunk c WHERE c.id = s.id OFFSET 0) exact
+     ORDER BY exact.distance, (s.tenant_id <> %(own_tenant_id)s), s.id
     """
 )
 
@@ -264,5 +269,28 @@ CHUNK_MATCHED_LEXEMES = sql.SQL(
       FROM knowledge_chunk c, unnest(%(lexemes)s::text[]) AS t(lexeme)
      WHERE c.id = ANY(%(ids)s::bigint[]) AND c.search @@ quote_literal(t.lexeme)::tsquery
      GROUP BY c.id
+    """
+)
+
+
+# Record links from documents a channel reached (each readable: the caller passes documents of readable chunks,
+# and the statement checks again) to the first readable chunk of each linked document, in both directions.
+LINKED_CHUNKS = sql.SQL(
+    """
+    SELECT l.from_doc, l.to_doc, l.kind, l.anchor, ch.id
+      FROM (
+        SELECT source_id AS from_doc, target_id AS to_doc, kind, anchor FROM knowledge_document_link
+         WHERE source_id = ANY(%(documents)s::bigint[]) AND target_id IS NOT NULL
+        UNION ALL
+        SELECT target_id, source_id, kind, anchor FROM knowledge_document_link
+         WHERE target_id = ANY(%(documents)s::bigint[])
+      ) l
+      CROSS JOIN LATERAL (
+        SELECT c.id FROM knowledge_chunk c WHERE c.document_id = l.to_doc AND {access}{filters}
+         ORDER BY c.ordinal LIMIT 1
+      ) ch
+     WHERE EXISTS (SELECT 1 FROM knowledge_chunk c WHERE c.document_id = l.from_doc AND {access})
+     ORDER BY l.from_doc, l.to_doc
+     LIMIT %(limit)s
     """
 )

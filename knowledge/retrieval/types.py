@@ -74,11 +74,20 @@ class Hit:
     lexical_score: float | None
     vector_similarity: float | None
     corpus: Literal["tenant", "platform"]
+    # Ranks in registered channels (knowledge.retrieval.channels), and the path the graph channel took to this
+    # chunk, e.g. ("OPS-12", "owns", "Priya Nair", "reports_to", "Marcus Lee").
+    channel_ranks: dict[str, int] = field(default_factory=dict)
+    path: tuple[str, ...] = ()
 
     @property
     def channels(self) -> tuple[str, ...]:
-        return tuple(name for name, rank in (("lexical", self.lexical_rank), ("vector", self.vector_rank))
-                     if rank is not None)
+        built_in = tuple(name for name, rank in (("lexical", self.lexical_rank), ("vector", self.vector_rank))
+                         if rank is not None)
+        return built_in + tuple(sorted(self.channel_ranks))
+
+    @property
+    def best_rank(self) -> int:
+        return min(r for r in (self.lexical_rank, self.vector_rank, *self.channel_ranks.values()) if r is not None)
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,13 @@ class SearchResult:
     lexical: ChannelState
     vector: ChannelState
     query: str
+    # Registered channels' states: "ok", "off" (nothing to do, e.g. no entity named) or "error" (it failed and the
+    # ranking stands on lexical and vector alone: see `degraded_channels`).
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def degraded_channels(self) -> tuple[str, ...]:
+        return tuple(sorted(name for name, state in self.extra.items() if state == "error"))
 
     @property
     def semantic_active(self) -> bool:

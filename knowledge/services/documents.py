@@ -25,9 +25,10 @@ from groundwork.task_queue import enqueue_on_commit
 from ..access import access_q
 from ..chunking import chunk_document
 from ..hooks import DocumentChange, documents_changed_notify
-from ..models import Chunk, Document, DocumentAcl, Source, SourceAcl, Visibility
+from ..models import Chunk, Document, DocumentAcl, DocumentLink, Source, SourceAcl, Visibility
 from ..parsing import ParseError, parse_body
-from ..sql import chunks_copy, source_defaults_share
+from ..record_links import LinkRef, links_extract, own_ticket_key
+from ..sql import chunks_copy, document_links_write, source_defaults_share
 from .grants import _documents_access_apply, _principal_ids, _require_writer, source_upload_allowed
 from .records import DocumentInput, IngestResult, metadata_sanitise
 
@@ -44,6 +45,7 @@ class _Prepared:
     acl: list[tuple[str, str]]
     author: tuple[str, str] | None
     locations: list[str]
+    links: list[LinkRef]
 
 
 
@@ -73,9 +75,11 @@ def _prepare(item: DocumentInput) -> _Prepared:
     spans = chunk_document(parsed.text, parsed.headings, title=title[:200],
                            budget=settings.CHUNK_TOKEN_BUDGET, overlap=settings.CHUNK_TOKEN_OVERLAP)
     locations = [chunk_location(span.start, span.end, item.segments) for span in spans]
+    # From the body as received: HTML parsing keeps the text of a link, not where it points.
+    links = links_extract(item.body, own_ticket=own_ticket_key(title, item.external_id))
     return _Prepared(item=item, text=parsed.text, chunks=spans, content_hash=content_hash(title, parsed.text),
                      metadata=metadata_sanitise(item.metadata, external_id=item.external_id), acl=acl,
-                     author=author, locations=locations)
+                     author=author, locations=locations, links=links)
 
 
 _NUMBERED = re.compile(r"^(\w+) (\d+)$")
@@ -148,7 +152,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             for doc in existing.values():
                 if not doc.acl_inherited or doc.pk not in readable:
                     raise PermissionDenied(f"{doc.external_id!r} exists already and only an admin may replace it")
-        to_create, chunk_rows, acl_plan, acl_new = [], [], [], []
+        to_create, chunk_rows, acl_plan, acl_new, link_rows = [], [], [], [], []
         for p in prepared:
             item = p.item
             inherits = item.inherits_access
@@ -173,6 +177,8 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             acl_changed = sorted(current.acl) != acl_ids
             if content_changed:
                 Chunk.objects.filter(document=current).delete()
+                DocumentLink.objects.filter(source=current).delete()
+                link_rows += [(current.pk, ref.kind, ref.key, ref.anchor) for ref in p.links]
                 current.text, current.content_hash = p.text, p.content_hash
                 current.updated_at = item.updated_at or now
                 current.observed_at = item.observed_at or now
@@ -202,6 +208,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             Document.objects.bulk_create([doc for _, doc, _ in to_create])
             for p, doc, acl_ids in to_create:
                 chunk_rows += [_chunk_row(doc.pk, i, span, p.text, p.locations[i]) for i, span in enumerate(p.chunks)]
+                link_rows += [(doc.pk, ref.kind, ref.key, ref.anchor) for ref in p.links]
                 acl_new.append((doc.pk, acl_ids))
                 new_chunk_docs.append(doc.pk)
                 changes.append(DocumentChange(doc.pk, doc.tenant_id, "created"))
@@ -214,6 +221,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             ignore_conflicts=True,
         )
         chunks_copy(chunk_rows)
+        document_links_write(link_rows, documents=new_chunk_docs, tenant_ids=[source.tenant_id])
         documents_changed_notify(changes)
         if new_chunk_docs:
             enqueue_on_commit("knowledge.tasks.chunks_embed_task", list(new_chunk_docs))

@@ -76,6 +76,7 @@ def _pages(seeded) -> dict[str, list[str]]:
             "/t/acme/chat/", "/t/acme/documents/", "/t/acme/documents/?q=laptop",
             f"/t/acme/documents/{doc.pk}/#chars={chunk.start}-{chunk.end}",
             "/t/acme/findings/", f"/t/acme/findings/{claim.pk}/", f"/t/acme/findings/entities/{claim.subject_id}/",
+            f"/t/acme/findings/entities/{claim.subject_id}/graph/",
             "/t/acme/upload/", "/accounts/password_change/", "/t/acme/manage/",  # the last one: the 403 page
         ],
         "admin": [

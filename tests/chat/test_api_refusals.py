@@ -26,6 +26,10 @@ ADMIN_ONLY = {
     ("POST", "sources"), ("PATCH", "sources/<int:source_id>"), ("DELETE", "sources/<int:source_id>"),
     ("POST", "sources/<int:source_id>/import"), ("POST", "documents"), ("PATCH", "documents/<int:document_id>"),
     ("DELETE", "documents/<int:document_id>"), ("GET", "gaps"),
+    # connectors: configuration, credentials and sync runs are the tenant admin's
+    ("GET", "sources/<int:source_id>/connector"), ("PUT", "sources/<int:source_id>/connector"),
+    ("POST", "sources/<int:source_id>/sync-runs"), ("GET", "sources/<int:source_id>/sync-runs"),
+    ("GET", "sync-runs/<int:run_id>"),
 }
 _PARAM = re.compile(r"<int:(\w+)>")
 

@@ -73,6 +73,28 @@ def test_class_index_covers_the_exact_scan_while_a_btree_tuple_can_hold_the_vect
     assert "INCLUDE (tenant_id, document_id, id) WHERE" in definition()
 
 
+def test_exact_scan_returns_every_readable_candidate_when_the_planner_favours_the_hnsw_index(world, embedded):
+    """The exact route's re-rank once joined the candidates back to the chunk table ordered by distance; the
+    planner could walk the HNSW index for that side, which yields only ef_search neighbours, and candidates
+    outside them vanished. Pushed towards index orderings (and a one-neighbour HNSW walk), it still returns
+    every chunk the member may read."""
+    from knowledge.access import chunk_access_params, chunk_access_sql
+    from knowledge.models import EmbeddingSpace
+
+    member = world.authority(world.member)
+    params = chunk_access_params(member)
+    space_id = EmbeddingSpace.objects.get(is_active=True).pk
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM knowledge_chunk c WHERE c.embedding IS NOT NULL AND "
+                       + chunk_access_sql("c").as_string(cursor.connection), params)
+        readable = cursor.fetchone()[0]
+        cursor.execute("SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off; SET LOCAL hnsw.ef_search = 1")
+    query = Chunk.objects.filter(embedding__isnull=False).values_list("embedding", flat=True).first()
+    hits, route = vector_search(vector=list(query), space_id=space_id, access_params=params, filters_clause=None,
+                                filter_params={}, limit=readable + 5, route="exact")
+    assert route == "exact" and readable > 1 and len(hits) == readable
+
+
 def test_half_precision_copy_follows_the_embedding(world, embedded):
     """Postgres generates it, so it can never drift from the embedding; exact distances come from the full one."""
     with connection.cursor() as cursor:

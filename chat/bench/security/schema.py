@@ -25,6 +25,8 @@ from django.test.utils import override_settings
 from chat.answering import answer_events
 from chat.models import Conversation, Message
 from chat.services import conversation_start
+from connectors.models import SyncRun
+from connectors.services import connector_configure, sync_run_start
 from findings.models import Claim, Entity
 from findings.services import chunk_extract, extractor_get
 from groundwork.models import Tenant
@@ -37,7 +39,7 @@ from knowledge.uploads import upload_batch_create
 # Path parameter -> the model whose ids it takes.
 ID_PARAMETERS = {
     "source_id": Source, "document_id": Document, "upload_id": UploadBatch, "message_id": Message,
-    "conversation_id": Conversation, "claim_id": Claim, "entity_id": Entity,
+    "conversation_id": Conversation, "claim_id": Claim, "entity_id": Entity, "run_id": SyncRun,
 }
 _BODIES = (
     ("owners", "Owners", "Priya Nair is the owner of the Billing Service. Tom Becker is the owner of the Payroll "
@@ -79,6 +81,9 @@ def _tenant_seed(tenant: Tenant, admin, reader) -> None:
             for _ in answer_events(authority, question=question, conversation=conversation):
                 pass
     admin_authority = authority_for_user(user=admin, tenant_slug=tenant.slug)
+    tickets = Source.objects.get(tenant=tenant, name="Probe tickets")
+    connector_configure(authority=admin_authority, source=tickets, kind="folder", settings={"path": "probe"})
+    sync_run_start(authority=admin_authority, source=tickets)
     upload_batch_create(authority=admin_authority, source=source, files=[("note.txt", b"A short note.", 13)])
 
 

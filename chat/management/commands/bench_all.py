@@ -20,6 +20,7 @@ AREAS = {
     "retrieval": "knowledge.bench.retrieval",
     "findings": "findings.bench.claims",
     "extraction": "findings.bench.extraction",
+    "graph": "findings.bench.graph",
     "chat": "chat.bench.answers",
     "security": "chat.bench.security",
     "mcp": "chat.bench.mcp",

@@ -1,0 +1,129 @@
+"""Entity resolution (writes): one person is one node. An alias adds a name; a merge makes one entity a member of
+another's node (`Entity.merged_into`) and logs it (`EntityMerge`), its claims untouched, so `entity_unmerge`
+restores exactly what was there. `entities_resolve` proposes and applies the safe merges on its own: a one-word
+name that is the first word of exactly one longer name of the same kind met in the same record ("Priya" and
+"Priya Nair").
+
+Only a tenant's admins (or its admin service jobs) change its entities; the platform corpus's are the
+platform's. The database refuses chains, self-merges and cross-tenant rows (migration 0007).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from groundwork.authority import Authority
+
+from ..audit import entity_key
+from ..models import ClaimEvidence, Entity, EntityAlias, EntityMerge
+
+
+class EntityMergeRefused(ValidationError):
+    """A merge or unmerge that would break the graph's rules; the message says which."""
+
+
+def _require_admin(authority: Authority) -> None:
+    if not authority.is_admin:
+        raise PermissionDenied("only a tenant admin changes its entities")
+
+
+def _actor(authority: Authority) -> str:
+    who = f"user:{authority.user_id}" if authority.kind == "user" else f"service:{authority.service_name}"
+    return who[:200]
+
+
+def entity_alias_add(authority: Authority, *, entity_id: int, alias: str) -> EntityAlias:
+    _require_admin(authority)
+    alias = (alias or "").strip()[:300]
+    key = entity_key(alias)
+    if not key:
+        raise ValidationError("an alias needs a name")
+    entity = Entity.objects.filter(pk=entity_id, tenant_id=authority.tenant_id).first()
+    if entity is None:
+        raise ValidationError("no such entity")
+    row, _ = EntityAlias.objects.get_or_create(entity=entity, key=key, defaults={
+        "tenant_id": entity.tenant_id, "alias": alias, "origin": EntityAlias.Origin.MANUAL})
+    return row
+
+
+def entity_merge(authority: Authority, *, merged_id: int, into_id: int, reason: str = "manual") -> EntityMerge:
+    """Make `merged_id` one node with `into_id` (a canonical entity of the caller's tenant) and log it."""
+    _require_admin(authority)
+    if merged_id == into_id:
+        raise EntityMergeRefused("an entity cannot be merged into itself")
+    with transaction.atomic():
+        # Both rows locked in id order: two merges of the same pair in opposite directions cannot deadlock.
+        locked = {e.pk: e for e in Entity.objects.select_for_update().filter(
+            pk__in=[merged_id, into_id], tenant_id=authority.tenant_id).order_by("id")}
+        merged, into = locked.get(merged_id), locked.get(into_id)
+        if merged is None or into is None:
+            raise EntityMergeRefused("no such entity")
+        if merged.merged_into_id is not None:
+            raise EntityMergeRefused(f"{merged.name!r} is already merged; unmerge it first")
+        if into.merged_into_id is not None:
+            raise EntityMergeRefused(f"{into.name!r} is merged into another entity; merge into that one")
+        if Entity.objects.filter(merged_into_id=merged.pk).exists():
+            raise EntityMergeRefused(f"other entities are merged into {merged.name!r}; merge the other way round")
+        log = EntityMerge.objects.create(tenant_id=merged.tenant_id, merged=merged, into=into, reason=reason[:200],
+                                         actor=_actor(authority))
+        Entity.objects.filter(pk=merged.pk).update(merged_into=into)
+        EntityAlias.objects.bulk_create([EntityAlias(tenant_id=into.tenant_id, entity=into, alias=merged.name,
+                                                     key=merged.key, origin=EntityAlias.Origin.MERGE, merge=log)],
+                                        ignore_conflicts=True)
+    return log
+
+
+def entity_unmerge(authority: Authority, *, merge_id: int) -> EntityMerge:
+    """Undo a live merge: the entity is its own node again, the aliases the merge added go, the log row stays."""
+    _require_admin(authority)
+    with transaction.atomic():
+        log = (EntityMerge.objects.select_for_update()
+               .filter(pk=merge_id, tenant_id=authority.tenant_id, undone_at__isnull=True).first())
+        if log is None:
+            raise EntityMergeRefused("no such live merge")
+        Entity.objects.filter(pk=log.merged_id, merged_into_id=log.into_id).update(merged_into=None)
+        EntityAlias.objects.filter(merge=log).delete()
+        log.undone_at, log.undone_by = timezone.now(), _actor(authority)
+        log.save(update_fields=["undone_at", "undone_by"])
+    return log
+
+
+def _short_to_long(entities: list[Entity], together: dict[int, set[int]]) -> list[tuple[Entity, Entity]]:
+    """(short, long) pairs: a one-word name equal to the first word of exactly one longer same-kind name of an
+    entity met in the same record."""
+    by_id = {e.pk: e for e in entities}
+    pairs = []
+    for short in entities:
+        if " " in short.key or len(short.key) < 3:
+            continue
+        longer = [by_id[o] for o in together.get(short.pk, ()) if o in by_id and by_id[o].kind == short.kind
+                  and by_id[o].key.split(" ")[0] == short.key and " " in by_id[o].key]
+        if len({e.key for e in longer}) == 1:
+            pairs.append((short, longer[0]))
+    return pairs
+
+
+def entities_resolve(authority: Authority) -> list[EntityMerge]:
+    """Apply the safe automatic merges in the caller's tenant (see the module doc); returns the merges made."""
+    _require_admin(authority)
+    entities = list(Entity.objects.filter(tenant_id=authority.tenant_id, merged_into__isnull=True))
+    documents: dict[int, set[int]] = defaultdict(set)
+    rows = ClaimEvidence.objects.filter(claim__tenant_id=authority.tenant_id).values_list(
+        "document_id", "claim__subject_id", "claim__object_entity_id")
+    for document_id, subject_id, object_id in rows:
+        documents[document_id].update(x for x in (subject_id, object_id) if x)
+    together: dict[int, set[int]] = defaultdict(set)
+    for ids in documents.values():
+        for entity_id in ids:
+            together[entity_id] |= ids - {entity_id}
+    made = []
+    for short, long in _short_to_long(entities, together):
+        try:
+            made.append(entity_merge(authority, merged_id=short.pk, into_id=long.pk, reason="auto: same record"))
+        except EntityMergeRefused:
+            continue  # an earlier merge of this run changed the picture; the next run reconsiders
+    return made
