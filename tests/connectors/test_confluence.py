@@ -129,3 +129,13 @@ def test_zipped_export_and_group_members_admit_a_named_user_under_a_group_restri
     assert [p.key for p in docs["400"].acl_principals.all()] == ["analyst@example.test"]
     assert finds(world, world.analyst, "narrowword") and not finds(world, world.admin, "narrowword")
     assert finds(world, world.admin, "attachmarker")  # the zipped attachment, HR's access
+
+
+def test_page_links_become_record_links_for_the_graph(world, confluence_source):
+    from knowledge.models import DocumentLink
+
+    sync(world, confluence_source)
+    docs = _docs(confluence_source)
+    links = {(link.kind, link.key): link.target_id for link in DocumentLink.objects.filter(source=docs["100"])}
+    assert links[("url", f"{SITE}/spaces/ENG/pages/200")] == docs["200"].pk  # resolved to the HR page's record
+    assert links[("wiki", "runbook")] is None  # another space: dangling until a record titled Runbook arrives
