@@ -142,7 +142,7 @@ class Space:
         text, links = storage_markdown(markup, self.link_target)
         ancestors = [{"id": str(a.get("id")), "title": str(a.get("title") or "")}
                      for a in page.get("ancestors") or [] if isinstance(a, dict)]
-        breadcrumb = " › ".join([self.name, *(a["title"] for a in ancestors), page["title"]])
+        breadcrumb = " › ".join(part for part in (self.name, *(a["title"] for a in ancestors), page["title"]) if part)
         history, version = page.get("history") or {}, page.get("version") or {}
         author = _email((history.get("createdBy") or {}).get("email"))
         access = self.access(pid)
@@ -222,7 +222,9 @@ class ConfluenceExportConnector(SourceConnector):
         yield from _page_records(space)
         for pid in export.folders("attachments"):
             if pid not in space.pages:
-                yield RecordError(item=f"attachments/{pid}", reason="attachments of a page the export does not hold")
+                # scope: a page that failed to read keeps its stored attachments (they are not taken for deleted).
+                yield RecordError(item=f"attachments/{pid}", reason="attachments of a page the export does not hold",
+                                  scope=pid)
                 continue
             for name in export.names(f"attachments/{pid}"):
                 try:
