@@ -41,7 +41,8 @@ class FakeApi:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 for name, value in (headers or {}).items():
-                    self.send_header(name, str(value))
+                    # A callable is read as the refusal is sent (a reset time relative to that moment).
+                    self.send_header(name, str(value() if callable(value) else value))
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
