@@ -127,7 +127,8 @@ def github(world, live):
 
 def test_github_live_pages_over_link_next_and_waits_out_a_spent_limit(world, github):
     fake, source = github
-    fake.rate_limit_once["page=2"] = {"status": 403, "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": lambda: reset_in(1)}
+    fake.rate_limit_once["page=2"] = {"status": 403, "X-RateLimit-Remaining": "0",
+                                      "X-RateLimit-Reset": lambda: reset_in(1)}
     run = sync(world, source)
     assert run.status == "succeeded", run.message
     assert fake.hits("/repos/acme/tools/issues?") == 4 and run.rate_limit_wait_s > 0  # 3 pages + 1 refused
