@@ -80,7 +80,7 @@ class ConnectorAdmin(TenantScopedAdmin, admin.ModelAdmin):
 @admin.register(SyncRun)
 class SyncRunAdmin(TenantRecordAdmin, admin.ModelAdmin):
     list_display = ["pk", "connector", "mode", "status", "trigger", "created_at", "finished_at", "added", "updated",
-                    "deleted", "unchanged", "failed", "rate_limit_wait_s"]
+                    "deleted", "unchanged", "failed", "waited_s"]
     list_filter = ["mode", "status"]
 
     def has_add_permission(self, request, *args) -> bool:

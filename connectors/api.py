@@ -19,8 +19,11 @@ class ConnectorSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Connector.Kind.choices)
     settings = serializers.JSONField(help_text="Non-secret settings: {\"path\": \"exports/slack\"} (relative to the "
                                                "tenant's import folder), optionally \"workspace_url\" for Slack; "
-                                               "live kinds take \"base_url\" and \"space_key\" (Confluence) or "
-                                               "\"repo\" (GitHub); see the README for every kind's settings.")
+                                               "slack_api: \"workspace_url\", \"incremental\", "
+                                               "\"thread_lookback_days\" (no path; the token goes in credentials); "
+                                               "confluence_api and github_api take \"base_url\" and "
+                                               "\"space_key\" (Confluence) or \"repo\" (GitHub); see the README "
+                                               "for every kind's settings.")
     # Write-only: stored encrypted, never returned; `has_credentials` says whether some are stored.
     credentials = serializers.JSONField(write_only=True, required=False, allow_null=True,
                                         help_text="Secrets for the connector (write-only; null clears them).")
@@ -47,10 +50,9 @@ class SyncRunSerializer(serializers.Serializer):
     deleted = serializers.IntegerField(read_only=True)
     unchanged = serializers.IntegerField(read_only=True)
     failed = serializers.IntegerField(read_only=True)
+    waited_s = serializers.FloatField(read_only=True, help_text="Seconds the source's rate limits held the run back.")
     errors = serializers.JSONField(read_only=True)
     message = serializers.CharField(read_only=True)
-    rate_limit_wait_s = serializers.FloatField(read_only=True, help_text="Seconds a live run waited out the "
-                                                                         "source's rate limits.")
 
 
 class SyncStartSerializer(serializers.Serializer):

@@ -16,6 +16,7 @@ class Connector(models.Model):
     class Kind(models.TextChoices):
         FOLDER = "folder", "Folder or zip"
         SLACK_EXPORT = "slack_export", "Slack export"
+        SLACK_API = "slack_api", "Slack (live API)"
         CONFLUENCE_EXPORT = "confluence_export", "Confluence space export"
         CONFLUENCE_API = "confluence_api", "Confluence Cloud (live)"
         JIRA_EXPORT = "jira_export", "Jira issues export"
@@ -33,14 +34,16 @@ class Connector(models.Model):
     content_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     permissions_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     enabled = models.BooleanField(default=True)
-    # Where a live connector's next content sync resumes ({"since": …, "full_at": …}); written by the sync only.
-    cursor = models.JSONField(default=dict, blank=True, editable=False)
+    # What a live connector keeps between content runs, written only by the sync after a content run that got
+    # through its listing; cleared (or on a change of kind or settings), the next content run reads everything.
+    # Slack: {"channels": {channel id: newest ts}}; Confluence Cloud, GitHub: {"since": …, "full_at": …}.
+    sync_state = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["tenant_id", "source_id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export", "confluence_export",
+            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export", "slack_api", "confluence_export",
                                                           "confluence_api", "jira_export", "github_export",
                                                           "github_api"]), name="connectors_connector_kind"),
         ]
@@ -84,11 +87,11 @@ class SyncRun(models.Model):
     deleted = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
+    # Seconds the source held the run back (a live API's rate limits: Retry-After, X-RateLimit-Reset waits).
+    waited_s = models.FloatField(default=0)
     # [{"item": external id or file, "reason": "..."}], at most CONNECTORS_MAX_RUN_ERRORS of them.
     errors = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True, default="")  # why a run failed as a whole
-    # Seconds a live run sat out the source's rate limits (Retry-After / X-RateLimit-Reset).
-    rate_limit_wait_s = models.FloatField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

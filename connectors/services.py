@@ -132,13 +132,32 @@ def connector_settings_clean(kind: str, raw) -> dict:
         raise ValidationError(f"unknown connector kind {kind!r}; use one of {', '.join(Connector.Kind.values)}")
     if not isinstance(raw, dict):
         raise ValidationError("settings must be an object such as {\"path\": \"exports/slack\"}")
+    if kind == Connector.Kind.SLACK_API:
+        return _slack_api_clean(raw)
     cleaned = _live_clean(kind, raw) if kind in LIVE_KINDS else {"path": _path_clean(raw)}
+    workspace = _workspace_url(raw)  # checked for every kind; kept for the export kinds (Slack message links)
+    if kind not in LIVE_KINDS:
+        cleaned.update(workspace)
+    return {**cleaned, **_optional_clean(kind, raw)}
+
+
+def _workspace_url(raw: dict) -> dict:
     url = raw.get("workspace_url", "")
     if not isinstance(url, str) or (url and not url.startswith("https://")):
         raise ValidationError("settings.workspace_url must be an https:// address")
-    if url and kind not in LIVE_KINDS:  # Slack message links (kept for every export kind, as before)
-        cleaned["workspace_url"] = url
-    return {**cleaned, **_optional_clean(kind, raw)}
+    return {"workspace_url": url} if url else {}
+
+
+def _slack_api_clean(raw: dict) -> dict:
+    """Live Slack reads no file and calls the one Slack Web API: its settings are the workspace address and how
+    it syncs."""
+    incremental = raw.get("incremental", True)
+    if not isinstance(incremental, bool):
+        raise ValidationError("settings.incremental must be true or false")
+    lookback = raw.get("thread_lookback_days", 7)
+    if isinstance(lookback, bool) or not isinstance(lookback, int) or not 0 <= lookback <= 90:
+        raise ValidationError("settings.thread_lookback_days must be a whole number of days from 0 to 90")
+    return {**_workspace_url(raw), "incremental": incremental, "thread_lookback_days": lookback}
 
 
 def _interval(name: str, value) -> int | None:
@@ -162,7 +181,10 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
                 raise ValidationError("a new connector needs a kind and settings")
             connector = Connector(tenant_id=source.tenant_id, source=source, kind=kind)
         new_kind = connector.kind if kind is KEEP else kind
-        connector.settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        new_settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        if new_kind != connector.kind or new_settings != connector.settings:
+            connector.sync_state = {}  # another place or way to read: the next content run reads everything
+        connector.settings = new_settings
         connector.kind = new_kind
         if credentials is not KEEP:
             if credentials is not None and not isinstance(credentials, dict):

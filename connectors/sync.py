@@ -6,6 +6,8 @@
 Failure model: one bad item is recorded on the run (bounded list) and the run goes on; a batch whose ingest fails
 is retried item by item so only the bad item is lost. A source that cannot be read at all (ConnectorError) fails
 the run before any deletion: existing documents are never taken away because a listing was incomplete.
+Scopes the connector listed only in part (`partial_scopes()`) keep their unseen documents, and an incremental
+listing (EVERY_SCOPE) deletes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .crypto import CredentialsUnreadable, credentials_decrypt
 from .models import Connector, SyncRun
 from .services import import_root
 from .sources import ConnectorError, RecordError, connector_for
-from .sources.base import SCOPE_KEY
+from .sources.base import EVERY_SCOPE, SCOPE_KEY
 from .sql import source_lock_release, source_lock_try
 
 logger = logging.getLogger(__name__)
@@ -53,7 +55,7 @@ class Tally:
     counts: dict = field(default_factory=lambda: dict.fromkeys(
         ("seen", "added", "updated", "deleted", "unchanged", "failed"), 0))
     errors: list = field(default_factory=list)
-    waited_s: float = 0.0  # rate-limit waits of a live connector
+    impl: object = None  # the connector, once built: its rate-limit waits go on the run
 
     def add(self, key: str, n: int = 1) -> None:
         self.counts[key] += n
@@ -65,7 +67,11 @@ class Tally:
 
     def flush(self) -> None:
         """Progress while running: each flush commits on its own (outside any ingest transaction)."""
-        SyncRun.objects.filter(pk=self.run_id).update(errors=self.errors, **self.counts)
+        SyncRun.objects.filter(pk=self.run_id).update(errors=self.errors, waited_s=self.waited_s, **self.counts)
+
+    @property
+    def waited_s(self) -> float:
+        return round(float(getattr(self.impl, "waited_s", 0.0)), 3)
 
 
 def record_hash(record: dict) -> str:
@@ -130,10 +136,12 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
             tally.flush()
     _ingest(authority, source, batch, tally)
     tally.flush()
-    if impl.complete:  # an incremental listing names only what changed: it proves no deletion
-        _deletions_apply(source, authority, seen, protected_scopes, tally)
-    if impl.next_cursor is not None:
-        Connector.objects.filter(pk=connector.pk).update(cursor=impl.next_cursor)
+    partial = impl.partial_scopes()
+    if partial is not EVERY_SCOPE:  # an incremental listing names only what changed: it proves no deletion
+        _deletions_apply(source, authority, seen, protected_scopes | partial, tally)
+    state = impl.state_after()
+    if state is not None:  # kept only when the run got this far: a failed run reads the same window again
+        Connector.objects.filter(pk=connector.pk).update(sync_state=state)
 
 
 def _deletions_apply(source, authority, seen: set[str], protected_scopes: set[str], tally: Tally) -> None:
@@ -202,12 +210,12 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
                                              seen=0, added=0, updated=0, deleted=0, unchanged=0, failed=0)
     tally = Tally(run.pk)
     status, message = SyncRun.Status.SUCCEEDED, ""
-    impl = None
     try:
         authority = authority_for_service(tenant=run.tenant, service_name=SERVICE_NAME, role="admin")
         impl = connector_for(connector.kind, root=import_root(run.tenant.slug), settings=connector.settings,
                              credentials=credentials_decrypt(connector.credentials_encrypted),
-                             cursor=connector.cursor)
+                             state=connector.sync_state)
+        tally.impl = impl
         sync = content_sync if run.mode == SyncRun.Mode.CONTENT else permissions_sync
         sync(run, connector, impl, authority, tally)
     except (ConnectorError, CredentialsUnreadable) as exc:
@@ -215,9 +223,7 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
     except Exception as exc:  # never leave a run "running" forever; the log has the traceback
         logger.exception("sync run %s failed", run.pk)
         status, message = SyncRun.Status.FAILED, f"the sync stopped on an internal error ({type(exc).__name__})"
-    tally.waited_s = impl.waited_s if impl is not None else 0.0  # recorded even when the limit failed the run
     SyncRun.objects.filter(pk=run.pk).update(status=status, message=message[:2000], finished_at=timezone.now(),
-                                             errors=tally.errors, rate_limit_wait_s=round(tally.waited_s, 3),
-                                             **tally.counts)
+                                             errors=tally.errors, waited_s=tally.waited_s, **tally.counts)
     return status
 

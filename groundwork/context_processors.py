@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
@@ -95,3 +96,8 @@ def shell(request: HttpRequest) -> dict:
             "other_tenants": others,
         }
     }
+
+
+def sign_in(request: HttpRequest) -> dict:
+    """The sign-in page's single sign-on button, when OpenID Connect is configured."""
+    return {"oidc_provider_name": settings.OIDC_PROVIDER_NAME if settings.OIDC_ENABLED else ""}

@@ -6,6 +6,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
@@ -17,7 +18,8 @@ from .authority import Authority
 from .database_unavailable import database_unavailable, database_unavailable_response
 from .hooks import manage_sections
 from .page_access import tenant_page
-from .selectors import memberships_of_user
+from .scim import ScimInvalid, scim_import
+from .selectors import memberships_of_user, tenant_for_authority
 
 # API paths (`/api/v1/…`, `/t/<tenant>/api/v1/…`) answer errors in JSON even when no API view was reached.
 _API_PATH = re.compile(r"^/(?:t/[^/]+/)?api/")
@@ -48,6 +50,31 @@ PLATFORM_CARDS: tuple[tuple[str, str, str], ...] = (
     ("API keys", "Keys that let other systems call the API on behalf of a person or a job.",
      "admin:platform_apikey_changelist"),
 )
+
+
+def _scim_upload(request: HttpRequest, authority: Authority):
+    upload = request.FILES.get("file")
+    if upload is None:
+        raise ScimInvalid("choose a SCIM groups file (JSON) to import")
+    if upload.size > settings.UPLOAD_MAX_FILE_BYTES:
+        raise ScimInvalid(f"the file is over {settings.UPLOAD_MAX_FILE_BYTES:,} bytes")
+    return scim_import(tenant=tenant_for_authority(authority), raw=upload.read(),
+                       provider=(request.POST.get("provider") or settings.OIDC_PROVIDER_KEY).strip().lower(),
+                       prune=request.POST.get("prune") == "on")
+
+
+@tenant_page("admin")
+def groups_import(request: HttpRequest, authority: Authority) -> HttpResponse:
+    """Tenant admins: upload a SCIM 2.0 Groups file; memberships of this tenant's provider groups follow it."""
+    report, error, status = None, "", 200
+    if request.method == "POST":
+        try:
+            report = _scim_upload(request, authority)
+        except ScimInvalid as exc:
+            error, status = f"{exc}. Nothing was imported.", 400
+    return render(request, "groundwork/groups_import.html", {
+        "tenant_slug": authority.tenant_slug, "report": report, "error": error,
+        "provider": settings.OIDC_PROVIDER_KEY}, status=status)
 
 
 @tenant_page("admin")

@@ -93,6 +93,45 @@ def group_member_remove(*, group: Principal, member: Principal) -> None:
     GroupMembership.objects.filter(group=group, member=member).delete()
 
 
+def provider_group_key(provider: str, group: str) -> str:
+    return principal_normalise(kind=Principal.Kind.PROVIDER_GROUP, raw=f"{provider}:{group}")
+
+
+@transaction.atomic
+def provider_groups_of_member_set(*, member: Principal, provider: str, groups) -> tuple[list[str], list[str]]:
+    """Live membership from an identity provider: `member` is in exactly `groups` of `provider` in its own
+    tenant afterwards (groups the provider no longer lists are left). Plain groups and other providers' groups
+    are not touched. Returns (keys added, keys removed)."""
+    wanted = {provider_group_key(provider, g) for g in groups}
+    links = GroupMembership.objects.filter(member=member, group__tenant_id=member.tenant_id,
+                                           group__kind=Principal.Kind.PROVIDER_GROUP,
+                                           group__key__startswith=provider_group_key(provider, "-")[:-1])
+    current = {key: pk for pk, key in links.values_list("pk", "group__key")}
+    added, removed = sorted(wanted - set(current)), sorted(set(current) - wanted)
+    for key in added:
+        group = principal_ensure(tenant=member.tenant, kind=Principal.Kind.PROVIDER_GROUP, raw=key)
+        group_member_add(group=group, member=member)
+    GroupMembership.objects.filter(pk__in=[current[key] for key in removed]).delete()
+    return added, removed
+
+
+@transaction.atomic
+def provider_group_members_set(*, tenant: Tenant, key: str, members: list[Principal],
+                               member_kind: str = Principal.Kind.EMAIL) -> tuple[list[str], list[str]]:
+    """A provider group of `tenant` has exactly `members` among its members of `member_kind` afterwards (a
+    membership import: other kinds of member, e.g. user principals linked at sign-in, are not touched).
+    Returns (member keys added, member keys removed)."""
+    group = principal_ensure(tenant=tenant, kind=Principal.Kind.PROVIDER_GROUP, raw=key)
+    current = {k: pk for pk, k in GroupMembership.objects.filter(group=group, member__kind=member_kind)
+               .values_list("pk", "member__key")}
+    wanted = {m.key: m for m in members}
+    added, removed = sorted(set(wanted) - set(current)), sorted(set(current) - set(wanted))
+    for member_key in added:
+        group_member_add(group=group, member=wanted[member_key])
+    GroupMembership.objects.filter(pk__in=[current[k] for k in removed]).delete()
+    return added, removed
+
+
 @transaction.atomic
 def membership_set(*, user, tenant: Tenant, role: str = Membership.Role.MEMBER) -> Membership:
     """Give `user` a role in `tenant`, and the user and e-mail principals ACLs can name them by."""

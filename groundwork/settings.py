@@ -6,6 +6,7 @@ DJANGO_ENV=production there is no default secret key and the deploy checks pass.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -79,6 +80,8 @@ MIDDLEWARE = [
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # OpenID Connect sign-in; answers nothing unless OIDC_ENABLED (below).
+    "groundwork.oidc.GroundworkOIDCBackend",
 ]
 
 ROOT_URLCONF = "groundwork.urls"
@@ -96,6 +99,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "groundwork.context_processors.shell",
+                "groundwork.context_processors.sign_in",
             ],
         },
     },
@@ -154,6 +158,38 @@ WHITENOISE_USE_FINDERS = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 CSRF_FAILURE_VIEW = "groundwork.pages.csrf_failure"
+
+# --- OpenID Connect sign-in (mozilla-django-oidc; groundwork/oidc.py) -------------------------------------
+# Off unless the client id and the provider's four endpoints are set. Names are mozilla-django-oidc's own.
+OIDC_RP_CLIENT_ID = env_str("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = env_str("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env_str("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = env_str("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = env_str("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = env_str("OIDC_OP_JWKS_ENDPOINT", "")
+# The ID token's `iss` must equal this when set (its `aud` must always name OIDC_RP_CLIENT_ID).
+OIDC_OP_ISSUER = env_str("OIDC_OP_ISSUER", "")
+OIDC_RP_SIGN_ALGO = env_str("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = env_str("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
+OIDC_TIMEOUT = env_int("OIDC_TIMEOUT", 10, minimum=1)
+OIDC_ENABLED = all((OIDC_RP_CLIENT_ID, OIDC_OP_AUTHORIZATION_ENDPOINT, OIDC_OP_TOKEN_ENDPOINT, OIDC_OP_USER_ENDPOINT,
+                    OIDC_OP_JWKS_ENDPOINT))
+# The sign-in page's "Sign in with <name>", and the provider part of the `provider:group` principals the groups
+# claim maps to (lower-case letters, digits, "_.-").
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
+OIDC_PROVIDER_KEY = env_str("OIDC_PROVIDER_KEY", "oidc")
+if not re.fullmatch(r"[a-z0-9_.-]+", OIDC_PROVIDER_KEY):
+    raise ImproperlyConfigured("OIDC_PROVIDER_KEY must be lower-case letters, digits, '_', '.' or '-'")
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+# Who may sign in, into which tenant: "acme.com=acme,acme.co.uk=acme". An address of another domain is refused.
+OIDC_TENANT_DOMAINS = env_list("OIDC_TENANT_DOMAINS", [])
+# IdP groups that make a member an admin or analyst of the rule's tenant. Unset (the default): the claim never
+# grants more than member, and roles are set in Groundwork; set: the IdP decides the role at every sign-in.
+OIDC_ADMIN_GROUPS = env_list("OIDC_ADMIN_GROUPS", [])
+OIDC_ANALYST_GROUPS = env_list("OIDC_ANALYST_GROUPS", [])
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc-callback"
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
 
 # --- Sign-in throttling (django-axes): per username + IP, so guessing one account locks only that pair ----
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5, minimum=1)
@@ -364,6 +400,14 @@ CONNECTORS_API_MAX_WAIT_S = env_int("CONNECTORS_API_MAX_WAIT_S", 120, minimum=1)
 CONNECTORS_API_MAX_RETRIES = env_int("CONNECTORS_API_MAX_RETRIES", 5, minimum=0)
 # Live connectors list everything (and so find deletions) at least this often; between, they sync incrementally.
 CONNECTORS_FULL_LISTING_HOURS = env_int("CONNECTORS_FULL_LISTING_HOURS", 24, minimum=1)
+# Slack live API mode (connectors/sources/slack_api.py): the Web API's address (a test points it at a fake),
+# the per-call timeout, how many pages one list call may take, and the bounded 429 handling: retries per call,
+# and the longest Retry-After the sync will wait (a longer one fails the channel, to be read next run).
+SLACK_API_BASE_URL = env_str("SLACK_API_BASE_URL", "https://slack.com/api/")
+SLACK_API_TIMEOUT_S = env_int("SLACK_API_TIMEOUT_S", 30, minimum=1)
+SLACK_API_MAX_PAGES = env_int("SLACK_API_MAX_PAGES", 10000, minimum=1)
+SLACK_API_RATE_LIMIT_RETRIES = env_int("SLACK_API_RATE_LIMIT_RETRIES", 5, minimum=0)
+SLACK_API_MAX_RETRY_AFTER_S = env_int("SLACK_API_MAX_RETRY_AFTER_S", 120, minimum=1)
 
 # --- MCP over stdio (`manage.py mcp_stdio`) ------------------------------------------------------------------
 # The API key the local MCP server acts as (the same keys as the REST API and /mcp). Read only by that command;

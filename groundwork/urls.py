@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from .oidc import oidc_callback, oidc_start
 from .views import healthz
 
 api_patterns: list = []
@@ -26,6 +27,9 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     # Sign-in, sign-out (POST), password change and reset, with our templates in templates/registration/.
+    # OpenID Connect sign-in (404 unless configured: groundwork/oidc.py).
+    path("accounts/oidc/start/", oidc_start, name="oidc-start"),
+    path("accounts/oidc/callback/", oidc_callback, name="oidc-callback"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include((api_patterns, "api"), namespace="api")),
     path("t/<slug:tenant_slug>/api/v1/", include((api_patterns, "api"), namespace="tenant-api")),

@@ -22,7 +22,9 @@ from chat.answering import answer_events
 from chat.api import AnswerCreateApi
 from chat.selectors import conversation_access
 from chat.services import conversation_start
-from findings.api import ClaimOutput, EvidenceOutput, filters_parse
+from findings.api import ClaimOutput, EvidenceOutput, GraphNeighbourhoodOutput, filters_parse, instant_parse
+from findings.graph.linking import entities_named
+from findings.graph.neighbourhood import entity_neighbourhood, neighbourhood_payload
 from findings.selectors import claims_list, readable_evidence
 from groundwork.authority import Authority
 from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
@@ -196,6 +198,59 @@ tool_register(McpTool(
                  "`valid_at` asks what was true in the world then, `known_at` what the records said then (default "
                  "now). Each claim carries up to five readable evidence quotes with `viewer_url` and `record_url`."),
     input_schema=FINDINGS_SCHEMA, run=findings_query))
+
+
+# --- kb_graph_query ---------------------------------------------------------------------------------------------
+
+
+class GraphQueryInput(serializers.Serializer):
+    entity_id = serializers.IntegerField(required=False, min_value=BIGINT_MIN, max_value=BIGINT_MAX)
+    entity = serializers.CharField(required=False, max_length=300, trim_whitespace=True)
+    as_of = serializers.CharField(required=False, max_length=64)
+
+    def validate(self, attrs):
+        if ("entity_id" in attrs) == bool(attrs.get("entity")):
+            raise serializers.ValidationError("name the entity by `entity_id` or by `entity` (a name), one of them")
+        return attrs
+
+
+GRAPH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "entity_id": {"type": "integer", "description": "an entity id (from findings_query or an earlier call)"},
+        "entity": {"type": "string", "minLength": 1, "maxLength": 300,
+                   "description": "or a name: matched exactly, by alias, then by trigram similarity"},
+        "as_of": {"type": "string", "description": f"{_ISO}: claims valid then (default now)"},
+    },
+    "additionalProperties": False,
+}
+
+
+def kb_graph_query(authority: Authority, arguments: dict) -> dict:
+    data = arguments_check(GraphQueryInput, arguments)
+    try:
+        as_of = instant_parse(data.get("as_of"), "as_of")
+    except ValidationError as exc:
+        raise ToolInputError(errors_text(exc.detail)) from exc
+    entity_id = data.get("entity_id")
+    if entity_id is None:
+        # The same linking the graph channel uses: only entities grounded in records this key may read.
+        named = entities_named(authority, data["entity"], limit=1)
+        entity_id = named[0].node if named else None
+    neighbourhood = None if entity_id is None else entity_neighbourhood(authority, entity_id=entity_id, as_of=as_of)
+    if neighbourhood is None:
+        # One message for "does not exist" and "not readable": the tool is no oracle for hidden entities.
+        raise ToolInputError("no such entity among the records this key may read")
+    return plain(GraphNeighbourhoodOutput(neighbourhood_payload(neighbourhood, authority.tenant_slug)).data)
+
+
+tool_register(McpTool(
+    name="kb_graph_query", title="An entity's graph neighbourhood",
+    description=("The claims about one entity valid at `as_of` (default now), each with readable evidence "
+                 "(`viewer_url`, `record_url`); the entities at the claims' other ends; and the record links between "
+                 "the evidence records and other readable records. Name the entity by `entity_id` or by `entity`. "
+                 "An entity grounded only in records this key cannot read does not exist for it."),
+    input_schema=GRAPH_SCHEMA, run=kb_graph_query))
 
 
 # --- answer -----------------------------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ A seeded generated Slack export (50,000 messages; 5,000 under --quick) in a scra
    an 8-ary tree, one in ten restricted, two page links each, a Markdown attachment on one in twenty; 300 pages
    under --quick), embeddings and listeners off like the Slack figure: storage markup → Markdown, restrictions
    with inheritance, links, ingest.
+6. `slack_api_messages_per_s`: the same export served by a loopback Slack Web API (connectors/bench/slack_api.py)
+   and read by the live connector (pagination at 200 per page, replies per thread), embeddings and listeners
+   off; `slack_api_incremental_s`: a second live sync with nothing new (history from each channel's cursor day
+   only: thread_lookback_days 0), and the calls each made.
 Everything lives in a scratch tenant and a temporary import folder, removed at the end.
 """
 
@@ -39,6 +43,7 @@ from ..models import SyncRun
 from ..services import connector_configure, sync_run_start
 from ..sync import sync_run_execute
 from .confluence_space import confluence_space_generate
+from .slack_api import BENCH_TOKEN, ExportWebApi, serve
 from .slack_export import membership_changes, slack_export_generate
 
 CEILINGS = {"stale_reads_after_perm_sync": 0, "perm_sync_s": 30.0}
@@ -93,6 +98,27 @@ def _confluence(tenant: Tenant, authority, root: Path, pages: int) -> dict:
             "confluence_sync_s": round(seconds, 2), "confluence_pages_per_s": round(pages / seconds, 1)}
 
 
+def _live(authority, tenant: Tenant, export_root: Path, messages: int) -> dict:
+    """Content syncs of the live connector against the loopback Web API serving the same export."""
+    api = ExportWebApi(export_root)
+    server, url = serve(api)
+    try:
+        with override_settings(SLACK_API_BASE_URL=url):
+            source = Source.objects.create(tenant=tenant, kind="chat", name="Bench Slack (live)")
+            connector_configure(authority=authority, source=source, kind="slack_api",
+                                settings={"thread_lookback_days": 0}, credentials={"token": BENCH_TOKEN})
+            first, seconds = _sync(authority, source, "content")
+            full_calls, api.calls = api.calls, 0
+            again, incremental_seconds = _sync(authority, source, "content")
+    finally:
+        server.shutdown()
+        server.server_close()
+    return {"slack_api_messages_per_s": round(messages / seconds, 1), "slack_api_records": first.added,
+            "slack_api_sync_s": round(seconds, 2), "slack_api_calls": full_calls,
+            "slack_api_incremental_s": round(incremental_seconds, 2), "slack_api_incremental_calls": api.calls,
+            "slack_api_incremental_added": again.added}
+
+
 def run(out_dir: Path, quick: bool = False) -> dict:
     messages = QUICK_MESSAGES if quick else MESSAGES
     result: dict = {"quick": quick, "notes": [], "ceilings": dict(CEILINGS), "goals": dict(GOALS)}
@@ -115,6 +141,8 @@ def run(out_dir: Path, quick: bool = False) -> dict:
                 perm, perm_seconds = _sync(authority, source, "permissions")
                 stale = _reads(tenant, probes)
                 confluence = _confluence(tenant, authority, Path(tmp), QUICK_PAGES if quick else PAGES)
+                with listeners_paused():  # after the probe: the live source holds the same private channels
+                    result.update(_live(authority, tenant, export.root, messages))
         result.update(
             slack_messages=messages, slack_records=first.added, slack_messages_per_s=round(messages / seconds, 1),
             slack_records_per_s=round(first.added / seconds, 1), content_sync_s=round(seconds, 2),
@@ -138,7 +166,8 @@ def run(out_dir: Path, quick: bool = False) -> dict:
             user.delete()
         scratch_tenant_drop(tenant)
     print(f"connectors: {result.get('confluence_pages_per_s')} Confluence pages/s, "
-          f"{result.get('slack_messages_per_s')} Slack messages/s, re-sync unchanged "
+          f"{result.get('slack_messages_per_s')} Slack messages/s ({result.get('slack_api_messages_per_s')} live "
+          f"API), re-sync unchanged "
           f"{result.get('resync_unchanged_s')} s, perm sync {result.get('perm_sync_s')} s, "
           f"stale reads {result.get('stale_reads_after_perm_sync')}")
     return result

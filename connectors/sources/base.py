@@ -8,14 +8,16 @@ read without fetching any content. Every record names its scope (metadata["conne
 sync can re-share the stored documents of a scope without reading them again.
 
 Deletions: a content sync lists everything the source holds; a stored document whose external id was neither
-yielded nor named by a RecordError (nor in a scope a RecordError marked unreadable) was deleted at the source.
+yielded nor named by a RecordError (nor in a scope a RecordError marked unreadable, nor in one of the
+connector's `partial_scopes()`) was deleted at the source. An incremental listing (partial_scopes() is
+EVERY_SCOPE) deletes nothing: only a full listing proves that something is gone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 SCOPE_KEY = "connector_scope"
@@ -90,21 +92,42 @@ class RecordError:
     scope: str | None = None
 
 
+class EveryScope:
+    """What `partial_scopes()` answers after an incremental listing (only what changed since the last run):
+    every scope was listed in part, so nothing unseen is a deletion. Use the one instance, EVERY_SCOPE."""
+
+    def __contains__(self, scope: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "EVERY_SCOPE"
+
+
+EVERY_SCOPE = EveryScope()
+
+
 class SourceConnector:
-    """`complete`: the last `records()` listed everything the source holds (False for an incremental listing:
-    no deletions are inferred from it). `next_cursor`: what the next content sync resumes from (live modes; None:
-    keep the stored one). `waited_s`: seconds spent waiting out the source's rate limits."""
+    """`state` is what the connector kept after its last content run that got through its listing
+    (Connector.sync_state: Slack's per-channel cursors, the {"since", "full_at"} of ChangedSince);
+    `state_after()` is what to keep after this one (None: keep the stored one). `partial_scopes()` is the one
+    completeness signal of a content run: the scopes it listed only in part, whose stored documents it did not
+    see are kept, or EVERY_SCOPE when it listed only what changed (then it deletes nothing).
+    `waited_s` is how long the source held the run back (rate limits), recorded on the run."""
 
     kind = ""
+    waited_s = 0.0
 
-    def __init__(self, *, root: Path, settings: dict, credentials: dict, cursor: dict | None = None) -> None:
+    def __init__(self, *, root: Path, settings: dict, credentials: dict, state: dict | None = None) -> None:
         self.root = root
         self.settings = settings or {}
         self.credentials = credentials or {}
-        self.cursor = cursor or {}
-        self.complete = True
-        self.next_cursor: dict | None = None
-        self.waited_s = 0.0
+        self.state = state or {}
+
+    def partial_scopes(self) -> set[str] | EveryScope:
+        return set()
+
+    def state_after(self) -> dict | None:
+        return None
 
     def note_wait(self, seconds: float) -> None:
         """A live client sat out a rate limit (called as it happens, so a run that fails still records it)."""
@@ -115,6 +138,30 @@ class SourceConnector:
 
     def permissions(self) -> PermissionSnapshot:
         raise NotImplementedError
+
+
+class ChangedSince(SourceConnector):
+    """A live connector that lists only what changed since its last content run (state {"since", "full_at"})
+    and everything once the last full listing is older than `full_every_hours`: only a full listing deletes."""
+
+    _listed_all = True
+    _next_state: dict | None = None
+
+    def full_listing_due(self, now: datetime, full_every_hours: int) -> bool:
+        full_at = iso_datetime(self.state.get("full_at"))
+        return not self.state.get("since") or full_at is None or full_at < now - timedelta(hours=full_every_hours)
+
+    def listed(self, *, full: bool, started: datetime, since: str) -> None:
+        """The listing got through: the next one asks from `since` (the time this one started, in the API's
+        format), and a full one restarts the clock to the next full listing."""
+        self._listed_all = full
+        self._next_state = {"since": since, "full_at": started.isoformat() if full else self.state.get("full_at")}
+
+    def partial_scopes(self) -> set[str] | EveryScope:
+        return set() if self._listed_all else EVERY_SCOPE
+
+    def state_after(self) -> dict | None:
+        return self._next_state
 
 
 def path_inside(root: Path, relative: str) -> Path:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
@@ -40,6 +40,7 @@ from knowledge.models import Visibility
 
 from .base import (
     Access,
+    ChangedSince,
     ConnectorError,
     PermissionSnapshot,
     RecordError,
@@ -240,7 +241,7 @@ def _minute(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
-class ConfluenceCloudConnector(SourceConnector):
+class ConfluenceCloudConnector(ChangedSince):
     kind = "confluence_api"
 
     def _client(self) -> ApiClient:
@@ -276,16 +277,11 @@ class ConfluenceCloudConnector(SourceConnector):
         client = self._client()
         return self._space(list(self._listing(client, EXPAND_ACCESS, None))).snapshot()
 
-    def _full_due(self) -> bool:
-        full_at = iso_datetime(self.cursor.get("full_at"))
-        hours = django_settings.CONNECTORS_FULL_LISTING_HOURS
-        return not self.cursor.get("since") or full_at is None or full_at < datetime.now(UTC) - timedelta(hours=hours)
-
     def records(self) -> Iterator[SourceRecord | RecordError]:
         client = self._client()
         started = datetime.now(UTC)
-        full = self._full_due()
-        space = self._space(list(self._listing(client, EXPAND_CONTENT, None if full else self.cursor["since"])))
+        full = self.full_listing_due(started, django_settings.CONNECTORS_FULL_LISTING_HOURS)
+        space = self._space(list(self._listing(client, EXPAND_CONTENT, None if full else self.state["since"])))
         for page in list(space.pages.values()):
             for ancestor in page.get("ancestors") or []:
                 aid = str(ancestor.get("id")) if isinstance(ancestor, dict) else ""
@@ -297,9 +293,7 @@ class ConfluenceCloudConnector(SourceConnector):
         yield from _page_records(space)
         for pid, page in space.pages.items():
             yield from self._attachments(client, space, pid, page)
-        self.complete = full
-        self.next_cursor = {"since": _minute(started),
-                            "full_at": started.isoformat() if full else self.cursor.get("full_at")}
+        self.listed(full=full, started=started, since=_minute(started))
 
     def _attachments(self, client: ApiClient, space: Space, pid: str, page: dict):
         listed = (((page.get("children") or {}).get("attachment") or {}).get("results")) or []

@@ -22,7 +22,7 @@ deletions) at least every CONNECTORS_FULL_LISTING_HOURS.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from django.conf import settings as django_settings
 
@@ -30,6 +30,7 @@ from knowledge.models import Visibility
 
 from .base import (
     Access,
+    ChangedSince,
     ConnectorError,
     PermissionSnapshot,
     RecordError,
@@ -129,7 +130,7 @@ class GitHubExportConnector(SourceConnector):
         yield from _issue_items(repo["full_name"], issues, lambda i: by_issue.get(str(i.get("url")), []), access)
 
 
-class GitHubLiveConnector(SourceConnector):
+class GitHubLiveConnector(ChangedSince):
     kind = "github_api"
 
     def _client(self) -> ApiClient:
@@ -157,12 +158,10 @@ class GitHubLiveConnector(SourceConnector):
     def records(self) -> Iterator[SourceRecord | RecordError]:
         client = self._client()
         started = datetime.now(UTC)
-        full_at = iso_datetime(self.cursor.get("full_at"))
-        full = not self.cursor.get("since") or full_at is None or \
-            full_at < started - timedelta(hours=django_settings.CONNECTORS_FULL_LISTING_HOURS)
+        full = self.full_listing_due(started, django_settings.CONNECTORS_FULL_LISTING_HOURS)
         name, access = self._access(client)
         params = {"state": "all", "per_page": PER_PAGE, "sort": "updated", "direction": "asc",
-                  **({} if full else {"since": self.cursor["since"]})}
+                  **({} if full else {"since": self.state["since"]})}
         path = f"/repos/{self.settings.get('repo', '')}"
 
         def comments_of(issue: dict) -> list:
@@ -173,6 +172,4 @@ class GitHubLiveConnector(SourceConnector):
 
         for page in client.github_pages(f"{path}/issues", params):
             yield from _issue_items(name, page, comments_of, access)
-        self.complete = full
-        self.next_cursor = {"since": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                            "full_at": started.isoformat() if full else self.cursor.get("full_at")}
+        self.listed(full=full, started=started, since=started.strftime("%Y-%m-%dT%H:%M:%SZ"))

@@ -38,8 +38,8 @@ from django.test.utils import override_settings
 from psycopg import sql
 from psycopg.types.range import Range
 
-from findings.graph.channel import graph_channel
 from findings.audit import entity_key
+from findings.graph.channel import graph_channel
 from findings.models import Claim, ClaimEvidence, Entity, RelationType
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service

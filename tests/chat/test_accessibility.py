@@ -58,8 +58,21 @@ def _seed(world, corpus):
     assert upload.status_code == 202, upload.content
     return {
         "doc": Document.objects.get(pk=doc.pk), "chunk": chunk, "claim": claim,
-        "batch": upload.json()["id"], "requested": requested.status_code,
+        "batch": upload.json()["id"], "requested": requested.status_code, "run": _sync_run(world, source),
     }
+
+
+def _sync_run(world, source) -> int:
+    """A connector with a finished run that has per-item errors, so the run page shows its table."""
+    from connectors.models import SyncRun
+    from connectors.services import connector_configure
+
+    connector = connector_configure(authority=world.authority(world.admin), source=source, kind="slack_api",
+                                    settings={"workspace_url": "https://acme.slack.test"},
+                                    credentials={"token": "xoxb-a11y"})
+    run = SyncRun.objects.create(tenant=world.acme, connector=connector, status="succeeded", seen=3, added=2,
+                                 failed=1, waited_s=1.5, errors=[{"item": "GSEC", "reason": "not_in_channel"}])
+    return run.pk
 
 
 def _file(name: str, data: bytes):
@@ -82,6 +95,8 @@ def _pages(seeded) -> dict[str, list[str]]:
         "admin": [
             "/t/acme/manage/", "/t/acme/manage/sources/", "/t/acme/upload/", f"/t/acme/upload/{seeded['batch']}/",
             "/t/acme/manage/access-requests/", "/t/acme/manage/gaps/", f"/t/acme/documents/{doc.pk}/",
+            "/t/acme/manage/connectors/", f"/t/acme/manage/connectors/runs/{seeded['run']}/",
+            "/t/acme/manage/groups/import/",
         ],
     }
 
@@ -104,6 +119,8 @@ def _chat_with_answer(browser, live_server):
 def test_every_page_has_no_serious_or_critical_axe_violation(world, corpus, relations, live_server, browser,  # noqa: F811
                                                              settings):
     settings.ANSWER_CACHE_ENABLED = False
+    # The sign-in page with its single sign-on button (nothing follows it here; tests/groundwork/test_oidc.py does).
+    settings.OIDC_ENABLED, settings.OIDC_PROVIDER_NAME = True, "Example IdP"
     seeded = _seed(world, corpus)
     pages = _pages(seeded)
     found: dict[str, list[dict]] = {}

@@ -30,7 +30,7 @@ from tests.findings.conftest import Docs, fact, relations  # noqa: F401
 
 QUERIES = ("laptop", "CANARY-HR-7731 workforce plan", "CANARY-GLOBEX-1142 leased", "citation record",
            "deploy pipeline certificate")
-TOOLS = {"kb_search", "findings_query", "answer"}
+TOOLS = {"kb_search", "findings_query", "kb_graph_query", "answer"}
 
 
 # --- the SDK client ---------------------------------------------------------------------------------------------
@@ -223,12 +223,55 @@ def rpc_call(key: str, name: str, arguments) -> dict:
     ("answer", {"question": "q" * 4001}, "question: Ensure this field has no more than 4000 characters."),
     ("answer", {"question": "laptops?", "conversation_id": 999999},
      "conversation_id: no such conversation among this key's own"),
-    ("kb_graph", {"query": "x"}, "unknown tool 'kb_graph'; the tools are: kb_search, findings_query, answer"),
+    ("kb_graph_query", {}, "name the entity by `entity_id` or by `entity`"),
+    ("kb_graph_query", {"entity_id": 1, "entity": "Priya"}, "name the entity by `entity_id` or by `entity`"),
+    ("kb_graph_query", {"entity": "Priya Nair", "as_of": "soon"}, "as_of: 'soon' is not an ISO date"),
+    ("kb_graph_query", {"entity_id": 2**63}, "entity_id: Ensure this value is less than or equal to"),
+    ("kb_graph_query", {"entity": "Nobody Atall"}, "no such entity among the records this key may read"),
+    ("kb_graph", {"query": "x"},
+     "unknown tool 'kb_graph'; the tools are: kb_search, findings_query, kb_graph_query, answer"),
 ])
 def test_bad_input_is_a_tool_error_with_a_clear_message(world, corpus, keys, name, arguments, message):
     result = rpc_call(keys["member"], name, arguments)
     assert result["isError"] is True, result
     assert message in result["content"][0]["text"], result["content"][0]["text"]
+
+
+@pytest.mark.django_db
+def test_graph_tool_returns_what_the_same_keys_rest_call_returns_and_hides_ungrounded_entities(
+        world, corpus, claims, keys):
+    """kb_graph_query by id and by name equals GET /entities/<id>/graph for the same key; an entity grounded only
+    in records the key cannot read is refused with the words used for one that does not exist."""
+    from findings.models import Entity
+
+    def rest_graph(key: str, entity_id: int, **params):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        return client.get(f"/api/v1/entities/{entity_id}/graph", params)
+
+    entities = {name: Entity.objects.get(name=name).pk for name in ("Priya Nair", "Tom Becker", "Ana Ruiz")}
+    visible = {"member": {"Priya Nair"}, "admin": {"Priya Nair", "Tom Becker"}, "outsider": {"Ana Ruiz"}}
+    for who, key in keys.items():
+        for name, entity_id in entities.items():
+            by_id, by_name = rpc_call(key, "kb_graph_query", {"entity_id": entity_id}), \
+                rpc_call(key, "kb_graph_query", {"entity": name})
+            rest = rest_graph(key, entity_id)
+            if name in visible[who]:
+                assert rest.status_code == 200 and not by_id["isError"] and not by_name["isError"], (who, name)
+                now = {"as_of": None}  # each call's own "now"
+                assert {**by_id["structuredContent"], **now} == {**by_name["structuredContent"], **now} == {
+                    **rest.json(), **now}, (who, name)
+                assert by_id["structuredContent"]["claims"][0]["evidence"][0]["viewer_url"].startswith("/t/")
+            else:
+                assert rest.status_code == 404, (who, name)
+                for result in (by_id, by_name):
+                    assert result["isError"] and result["content"][0]["text"].endswith(
+                        "no such entity among the records this key may read"), (who, name, result)
+                    assert name not in json.dumps(result)
+    # As of a date before the claim held, the neighbourhood has no claims (and matches REST).
+    before = rpc_call(keys["member"], "kb_graph_query", {"entity": "Priya Nair", "as_of": "2024-12-01"})
+    assert before["structuredContent"]["claims"] == []
+    assert before["structuredContent"] == rest_graph(keys["member"], entities["Priya Nair"], as_of="2024-12-01").json()
 
 
 @pytest.mark.django_db

@@ -40,4 +40,7 @@ def test_bench_runs_small_and_finds_no_stale_reads(world, tmp_path, monkeypatch)
     assert result["resync_unchanged_records"] == result["slack_records"] > 0
     assert result["perm_sync_documents_reshared"] > 0 and result["slack_messages_per_s"] > 0
     assert result["confluence_pages"] == 60 and result["confluence_pages_per_s"] > 0
+    # The live API read the same export into as many records; a second live sync found nothing new.
+    assert result["slack_api_records"] == result["slack_records"] and result["slack_api_incremental_added"] == 0
+    assert result["slack_api_calls"] > result["slack_api_incremental_calls"] > 0
     assert not Tenant.objects.filter(slug__startswith="bench-").exists()  # the scratch tenant is gone

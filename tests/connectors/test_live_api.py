@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.urls import reverse
 
 from connectors.models import Connector
 from connectors.services import connector_configure
@@ -55,12 +56,12 @@ def test_confluence_live_paginates_waits_out_429_and_maps_restrictions(world, co
     run = sync(world, source)
     assert run.status == "succeeded", run.message
     assert fake.hits("/wiki/rest/api/content?") == 4  # pages 1, 2 (refused once, then served) and 3
-    assert run.rate_limit_wait_s >= 1.0
+    assert run.waited_s >= 1.0
     docs = {d.external_id: d for d in Document.objects.filter(source=source)}
     assert set(docs) == {"100", "200", "300", "400", "300/attachments/pay.md"} and run.failed == 1
     assert finds(world, world.analyst, "inheritword") and finds(world, world.admin, "attachmarker")
     assert not finds(world, world.member, "hushpage") and not finds(world, world.outsider, "hushpage", world.globex)
-    assert Connector.objects.get(source=source).cursor["since"]
+    assert Connector.objects.get(source=source).sync_state["since"]
     assert "bot@acme.test" not in str(Connector.objects.get(source=source).credentials_encrypted)
 
 
@@ -94,7 +95,7 @@ def test_confluence_live_permission_sync_reads_no_bodies(world, confluence):
 def test_confluence_rate_limit_past_the_bound_fails_and_deletes_nothing(world, confluence, settings):
     fake, source = confluence
     sync(world, source)
-    Connector.objects.filter(source=source).update(cursor={})
+    Connector.objects.filter(source=source).update(sync_state={})
     settings.CONNECTORS_API_MAX_WAIT_S = 5
     fake.rate_limit_once["/content?"] = {"Retry-After": "3600"}
     run = sync(world, source)
@@ -131,7 +132,7 @@ def test_github_live_pages_over_link_next_and_waits_out_a_spent_limit(world, git
                                       "X-RateLimit-Reset": lambda: reset_in(1)}
     run = sync(world, source)
     assert run.status == "succeeded", run.message
-    assert fake.hits("/repos/acme/tools/issues?") == 4 and run.rate_limit_wait_s > 0  # 3 pages + 1 refused
+    assert fake.hits("/repos/acme/tools/issues?") == 4 and run.waited_s > 0  # 3 pages + 1 refused
     assert run.added == 4 and run.failed == 1 and run.errors[0]["item"] == "acme/tools#4"
     one = Document.objects.get(source=source, external_id="acme/tools#1")
     assert "gitcomment" in one.text and one.title == "acme/tools#1: Alpha gitone"
@@ -144,7 +145,7 @@ def test_github_live_pages_over_link_next_and_waits_out_a_spent_limit(world, git
 def test_github_incremental_since_then_permission_sync(world, github):
     fake, source = github
     sync(world, source)
-    since = Connector.objects.get(source=source).cursor["since"]
+    since = Connector.objects.get(source=source).sync_state["since"]
     fake.requests.clear()
     fake.issues[1] = {**_issue(2, "Beta gittwo"), "body": "Now about gitchanged.",
                       "updated_at": (datetime.now(UTC) + timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")}
@@ -164,8 +165,26 @@ def test_deletions_only_on_a_full_listing(world, github):
     incremental = sync(world, source)
     assert incremental.deleted == 0 and Document.objects.filter(source=source, external_id="acme/tools#3").exists()
     connector = Connector.objects.get(source=source)
-    connector.cursor = {**connector.cursor, "full_at": "2026-01-01T00:00:00+00:00"}  # the full listing is due
-    connector.save(update_fields=["cursor"])
+    connector.sync_state = {**connector.sync_state, "full_at": "2026-01-01T00:00:00+00:00"}  # the full listing is due
+    connector.save(update_fields=["sync_state"])
     full = sync(world, source)
     assert full.deleted == 1 and not Document.objects.filter(source=source, external_id="acme/tools#3").exists()
     assert not finds(world, world.member, "gitthree")
+
+
+def test_one_state_field_and_one_wait_field_through_the_api(world, github):
+    """Connector.sync_state holds the {"since", "full_at"} of a live GitHub connector (as it holds live Slack's
+    channel cursors); a settings change clears it, so the next run lists everything and may delete; the API
+    shows the run's rate-limit wait as `waited_s`."""
+    fake, source = github
+    fake.rate_limit_once["page=2"] = {"Retry-After": "1"}
+    first = sync(world, source)
+    got = world.client(world.admin).get(reverse("api:sync-run", kwargs={"run_id": first.pk})).json()
+    assert got["waited_s"] >= 1.0 and "rate_limit_wait_s" not in got
+    assert set(Connector.objects.get(source=source).sync_state) == {"since", "full_at"}
+    del fake.issues[2]
+    connector_configure(authority=world.authority(world.admin), source=source,
+                        settings={"base_url": fake.url, "repo": "acme/tools", "repo_acl": ["group:staff"]})
+    assert Connector.objects.get(source=source).sync_state == {}
+    full = sync(world, source)
+    assert full.deleted == 1 and not Document.objects.filter(source=source, external_id="acme/tools#3").exists()

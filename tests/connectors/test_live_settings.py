@@ -73,3 +73,17 @@ def test_outsider_cannot_configure_acme_sources(world, wiki):
         reverse("api:source-connector", kwargs={"source_id": wiki.pk}),
         {"kind": "jira_export", "settings": {"path": "jira"}}, format="json")
     assert response.status_code == 404
+
+
+def test_every_kind_is_built_and_passes_the_database_check_an_unknown_one_does_not(world):
+    """After both connector branches: one Kind list, one KINDS map, one check constraint naming all of them."""
+    from django.db import IntegrityError, transaction
+
+    from connectors.sources import KINDS
+    assert set(KINDS) == set(Connector.Kind.values)
+    for kind in Connector.Kind.values:
+        source = Source.objects.create(tenant=world.acme, kind="wiki", name=f"Kind {kind}")
+        Connector.objects.create(tenant=world.acme, source=source, kind=kind, settings={})
+    source = Source.objects.create(tenant=world.acme, kind="wiki", name="Kind unknown")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Connector.objects.create(tenant=world.acme, source=source, kind="sharepoint", settings={})
