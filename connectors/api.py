@@ -20,8 +20,10 @@ class ConnectorSerializer(serializers.Serializer):
     settings = serializers.JSONField(help_text="Non-secret settings: {\"path\": \"exports/slack\"} (relative to the "
                                                "tenant's import folder), optionally \"workspace_url\" for Slack; "
                                                "slack_api: \"workspace_url\", \"incremental\", "
-                                               "\"thread_lookback_days\" (no path; the token goes in "
-                                               "credentials).")
+                                               "\"thread_lookback_days\" (no path; the token goes in credentials); "
+                                               "confluence_api and github_api take \"base_url\" and "
+                                               "\"space_key\" (Confluence) or \"repo\" (GitHub); see the README "
+                                               "for every kind's settings.")
     # Write-only: stored encrypted, never returned; `has_credentials` says whether some are stored.
     credentials = serializers.JSONField(write_only=True, required=False, allow_null=True,
                                         help_text="Secrets for the connector (write-only; null clears them).")

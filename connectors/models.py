@@ -17,6 +17,11 @@ class Connector(models.Model):
         FOLDER = "folder", "Folder or zip"
         SLACK_EXPORT = "slack_export", "Slack export"
         SLACK_API = "slack_api", "Slack (live API)"
+        CONFLUENCE_EXPORT = "confluence_export", "Confluence space export"
+        CONFLUENCE_API = "confluence_api", "Confluence Cloud (live)"
+        JIRA_EXPORT = "jira_export", "Jira issues export"
+        GITHUB_EXPORT = "github_export", "GitHub issues export"
+        GITHUB_API = "github_api", "GitHub issues (live)"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     source = models.OneToOneField(Source, on_delete=models.CASCADE, related_name="connector")
@@ -29,16 +34,18 @@ class Connector(models.Model):
     content_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     permissions_interval_minutes = models.PositiveIntegerField(null=True, blank=True)
     enabled = models.BooleanField(default=True)
-    # What the connector keeps between content runs (a live API's per-channel cursors), written only by the sync
-    # after a run that succeeded; cleared, the next content run reads everything again.
+    # What a live connector keeps between content runs, written only by the sync after a content run that got
+    # through its listing; cleared (or on a change of kind or settings), the next content run reads everything.
+    # Slack: {"channels": {channel id: newest ts}}; Confluence Cloud, GitHub: {"since": …, "full_at": …}.
     sync_state = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["tenant_id", "source_id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export", "slack_api"]),
-                                   name="connectors_connector_kind"),
+            models.CheckConstraint(condition=Q(kind__in=["folder", "slack_export", "slack_api", "confluence_export",
+                                                          "confluence_api", "jira_export", "github_export",
+                                                          "github_api"]), name="connectors_connector_kind"),
         ]
 
     def __str__(self) -> str:
@@ -80,7 +87,7 @@ class SyncRun(models.Model):
     deleted = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
-    # Seconds the source held the run back (HTTP 429 Retry-After waits of a live API).
+    # Seconds the source held the run back (a live API's rate limits: Retry-After, X-RateLimit-Reset waits).
     waited_s = models.FloatField(default=0)
     # [{"item": external id or file, "reason": "..."}], at most CONNECTORS_MAX_RUN_ERRORS of them.
     errors = models.JSONField(default=list, blank=True)

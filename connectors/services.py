@@ -3,6 +3,7 @@ schedule). Running them is connectors/sync.py; the worker task is connectors/tas
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 
@@ -13,11 +14,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.authority import Authority
+from groundwork.services import principal_parse
 from groundwork.task_queue import enqueue, enqueue_on_commit
 from knowledge.models import Source
 
 from .crypto import credentials_encrypt
 from .models import Connector, SyncRun
+from .sources import LIVE_KINDS, ConnectorError
+from .sources.http import base_url_check
+
+_SPACE_KEY = re.compile(r"^~?[A-Za-z0-9_-]{1,255}$")
+_REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 
 KEEP = object()  # an argument left out: the connector keeps what it has
 
@@ -42,6 +49,83 @@ def _require_admin(authority: Authority, source: Source) -> None:
         raise PermissionDenied("only a tenant admin may configure connectors and start syncs")
 
 
+def _path_clean(raw: dict) -> str:
+    path = raw.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise ValidationError("settings.path is required: a folder, .zip or export inside the tenant's import folder")
+    parts = PurePosixPath(path.strip().replace("\\", "/")).parts
+    if path.strip().startswith(("/", "\\")) or ".." in parts or (len(path) > 1 and path[1] == ":"):
+        raise ValidationError("settings.path must be relative to the tenant's import folder, without \"..\"")
+    return path.strip()
+
+
+def _principals_clean(name: str, value) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise ValidationError(f"settings.{name} must be a list of principals such as \"group:hr\"")
+    for principal in value:
+        principal_parse(principal)  # raises ValidationError with the reason
+    return value
+
+
+def _mapping_clean(name: str, value, *, of_principals: bool) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k for k in value):
+        raise ValidationError(f"settings.{name} must be an object keyed by name")
+    if of_principals:
+        return {k: _principals_clean(f"{name}.{k}", v) for k, v in value.items()}
+    if not all(isinstance(v, str) for v in value.values()):
+        raise ValidationError(f"settings.{name} must map names to strings")
+    return value
+
+
+# Optional settings of the Confluence, Jira and GitHub kinds: name -> (check, kinds that take it).
+_OPTIONAL = {
+    "site_url": ("https", {"confluence_export", "confluence_api", "jira_export", "github_export"}),
+    "space_key": (_SPACE_KEY, {"confluence_export", "confluence_api"}),
+    "space_name": ("text", {"confluence_api"}),
+    "user_emails": ("names", {"confluence_export", "confluence_api"}),
+    "project_access": ("principal_map", {"jira_export"}),
+    "security_levels": ("principal_map", {"jira_export"}),
+    "repo_acl": ("principals", {"github_export", "github_api"}),
+    "login_emails": ("names", {"github_export", "github_api"}),
+}
+
+
+def _optional_clean(kind: str, raw: dict) -> dict:
+    cleaned = {}
+    for name, (check, kinds) in _OPTIONAL.items():
+        if kind not in kinds or raw.get(name) in (None, ""):
+            continue
+        value = raw[name]
+        if check == "https" and not (isinstance(value, str) and value.startswith("https://")):
+            raise ValidationError(f"settings.{name} must be an https:// address")
+        if check in ("principal_map", "names"):
+            value = _mapping_clean(name, value, of_principals=check == "principal_map")
+        elif check == "principals":
+            value = _principals_clean(name, value)
+        elif check == "text" and not isinstance(value, str):
+            raise ValidationError(f"settings.{name} must be text")
+        elif isinstance(check, re.Pattern) and not (isinstance(value, str) and check.match(value)):
+            raise ValidationError(f"settings.{name} is not a valid key")
+        cleaned[name] = value
+    return cleaned
+
+
+def _live_clean(kind: str, raw: dict) -> dict:
+    try:
+        base_url = base_url_check(raw.get("base_url"))
+    except ConnectorError as exc:
+        raise ValidationError(f"settings.{exc}") from exc
+    cleaned = {"base_url": base_url}
+    if kind == "confluence_api":
+        if not isinstance(raw.get("space_key"), str) or not _SPACE_KEY.match(raw["space_key"]):
+            raise ValidationError("settings.space_key is required: the space's key, such as \"ENG\"")
+    if kind == "github_api":
+        if not isinstance(raw.get("repo"), str) or not _REPO.match(raw["repo"]):
+            raise ValidationError("settings.repo is required: \"owner/name\"")
+        cleaned["repo"] = raw["repo"]
+    return cleaned
+
+
 def connector_settings_clean(kind: str, raw) -> dict:
     """Valid settings for a connector of `kind` (the service and the admin form check the same way)."""
     if kind not in Connector.Kind.values:
@@ -49,14 +133,12 @@ def connector_settings_clean(kind: str, raw) -> dict:
     if not isinstance(raw, dict):
         raise ValidationError("settings must be an object such as {\"path\": \"exports/slack\"}")
     if kind == Connector.Kind.SLACK_API:
-        return _live_settings_clean(raw)
-    path = raw.get("path")
-    if not isinstance(path, str) or not path.strip():
-        raise ValidationError("settings.path is required: a folder, .zip or export inside the tenant's import folder")
-    parts = PurePosixPath(path.strip().replace("\\", "/")).parts
-    if path.strip().startswith(("/", "\\")) or ".." in parts or (len(path) > 1 and path[1] == ":"):
-        raise ValidationError("settings.path must be relative to the tenant's import folder, without \"..\"")
-    return {"path": path.strip(), **_workspace_url(raw)}
+        return _slack_api_clean(raw)
+    cleaned = _live_clean(kind, raw) if kind in LIVE_KINDS else {"path": _path_clean(raw)}
+    workspace = _workspace_url(raw)  # checked for every kind; kept for the export kinds (Slack message links)
+    if kind not in LIVE_KINDS:
+        cleaned.update(workspace)
+    return {**cleaned, **_optional_clean(kind, raw)}
 
 
 def _workspace_url(raw: dict) -> dict:
@@ -66,8 +148,9 @@ def _workspace_url(raw: dict) -> dict:
     return {"workspace_url": url} if url else {}
 
 
-def _live_settings_clean(raw: dict) -> dict:
-    """A live API connector reads no file: its settings are the workspace address and how it syncs."""
+def _slack_api_clean(raw: dict) -> dict:
+    """Live Slack reads no file and calls the one Slack Web API: its settings are the workspace address and how
+    it syncs."""
     incremental = raw.get("incremental", True)
     if not isinstance(incremental, bool):
         raise ValidationError("settings.incremental must be true or false")

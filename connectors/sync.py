@@ -6,6 +6,8 @@
 Failure model: one bad item is recorded on the run (bounded list) and the run goes on; a batch whose ingest fails
 is retried item by item so only the bad item is lost. A source that cannot be read at all (ConnectorError) fails
 the run before any deletion: existing documents are never taken away because a listing was incomplete.
+Scopes the connector listed only in part (`partial_scopes()`) keep their unseen documents, and an incremental
+listing (EVERY_SCOPE) deletes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .crypto import CredentialsUnreadable, credentials_decrypt
 from .models import Connector, SyncRun
 from .services import import_root
 from .sources import ConnectorError, RecordError, connector_for
-from .sources.base import SCOPE_KEY
+from .sources.base import EVERY_SCOPE, SCOPE_KEY
 from .sql import source_lock_release, source_lock_try
 
 logger = logging.getLogger(__name__)
@@ -134,7 +136,9 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
             tally.flush()
     _ingest(authority, source, batch, tally)
     tally.flush()
-    _deletions_apply(source, authority, seen, protected_scopes | impl.partial_scopes(), tally)
+    partial = impl.partial_scopes()
+    if partial is not EVERY_SCOPE:  # an incremental listing names only what changed: it proves no deletion
+        _deletions_apply(source, authority, seen, protected_scopes | partial, tally)
     state = impl.state_after()
     if state is not None:  # kept only when the run got this far: a failed run reads the same window again
         Connector.objects.filter(pk=connector.pk).update(sync_state=state)

@@ -3,6 +3,8 @@ to sync now. Server-rendered plain forms; thin views calling one service or sele
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404
@@ -32,9 +34,30 @@ def _source(authority: Authority, raw_id: str):
         raise Http404 from exc
 
 
+def _extra_settings(raw: str) -> dict:
+    """The form's "more settings" box: a JSON object (base_url, space_key, repo, project_access, …)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise ValidationError("More settings must be a JSON object, e.g. {\"base_url\": \"https://…\"}") from None
+    if not isinstance(value, dict):
+        raise ValidationError("More settings must be a JSON object, e.g. {\"base_url\": \"https://…\"}")
+    return value
+
+
+def _extra_shown(connector) -> str:
+    """The settings beyond path and workspace address, for the "more settings" box (settings hold no secrets)."""
+    extra = {k: v for k, v in (connector.settings if connector else {}).items() if k not in ("path", "workspace_url")}
+    return json.dumps(extra) if extra else ""
+
+
 def _configure(request, authority: Authority) -> str:
     source = _source(authority, request.POST.get("source_id", ""))
-    settings = {"path": request.POST.get("path", "")}
+    settings = _extra_settings(request.POST.get("extra_settings", ""))
+    if request.POST.get("path", "").strip():
+        settings["path"] = request.POST["path"]
     if request.POST.get("workspace_url", "").strip():
         settings["workspace_url"] = request.POST["workspace_url"].strip()
     fields = {"kind": request.POST.get("kind", ""), "settings": settings,
@@ -42,9 +65,10 @@ def _configure(request, authority: Authority) -> str:
               "permissions_interval_minutes": _int_or_none(request.POST.get("permissions_interval", ""),
                                                            "Permission interval"),
               "enabled": request.POST.get("enabled") == "on"}
-    token = request.POST.get("token", "")
+    token, account = request.POST.get("token", ""), request.POST.get("account_email", "").strip()
     if token:  # left empty: the stored credentials stay (they are never shown back)
-        fields["credentials"] = {"token": token}
+        # Confluence Cloud signs in with an account e-mail and an API token; the others with a token alone.
+        fields["credentials"] = {"email": account, "api_token": token} if account else {"token": token}
     services.connector_configure(authority=authority, source=source, **fields)
     return f"Connector of “{source.name}” saved."
 
@@ -71,7 +95,7 @@ def connectors_page(request, authority: Authority):
         else:
             messages.success(request, notice)
             return redirect("pages:connectors", tenant_slug=authority.tenant_slug)
-    rows = [{"source": s, "connector": c, "latest": r,
+    rows = [{"source": s, "connector": c, "latest": r, "extra_settings": _extra_shown(c),
              "runs": list(selectors.runs_of_source(authority, s)[:5]) if c else []}
             for s, c, r in selectors.sources_with_connectors(authority)]
     return render(request, "connectors/connectors.html", {

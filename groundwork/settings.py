@@ -392,6 +392,14 @@ CONNECTORS_IMPORT_ROOT = Path(env_str("CONNECTORS_IMPORT_ROOT", str(VAR_DIR / "i
 CONNECTORS_MAX_RUN_ERRORS = env_int("CONNECTORS_MAX_RUN_ERRORS", 100, minimum=1)
 # Records per ingest transaction during a content sync.
 CONNECTORS_BATCH_SIZE = env_int("CONNECTORS_BATCH_SIZE", 100, minimum=1)
+# Live API connectors (Confluence Cloud, GitHub): plain http base URLs only when allowed (local fakes, development).
+CONNECTORS_API_ALLOW_HTTP = env_bool("CONNECTORS_API_ALLOW_HTTP", False)
+# A rate-limited request waits what the server asks, up to this many seconds per wait, this many times; a longer
+# wait fails the run (the next one resumes) instead of holding a worker.
+CONNECTORS_API_MAX_WAIT_S = env_int("CONNECTORS_API_MAX_WAIT_S", 120, minimum=1)
+CONNECTORS_API_MAX_RETRIES = env_int("CONNECTORS_API_MAX_RETRIES", 5, minimum=0)
+# Live connectors list everything (and so find deletions) at least this often; between, they sync incrementally.
+CONNECTORS_FULL_LISTING_HOURS = env_int("CONNECTORS_FULL_LISTING_HOURS", 24, minimum=1)
 # Slack live API mode (connectors/sources/slack_api.py): the Web API's address (a test points it at a fake),
 # the per-call timeout, how many pages one list call may take, and the bounded 429 handling: retries per call,
 # and the longest Retry-After the sync will wait (a longer one fails the channel, to be read next run).

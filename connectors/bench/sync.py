@@ -9,7 +9,11 @@ A seeded generated Slack export (50,000 messages; 5,000 under --quick) in a scra
 4. `stale_reads_after_perm_sync`: right after that sync, one removed member per private channel, signed in as a
    real user of the tenant, searches for the word only their old channel holds through knowledge's retrieval
    (the one access path); every hit is a stale read. Goal 0.
-5. `slack_api_messages_per_s`: the same export served by a loopback Slack Web API (connectors/bench/slack_api.py)
+5. `confluence_pages_per_s`: a full content sync of a seeded generated Confluence space export (2,000 pages in
+   an 8-ary tree, one in ten restricted, two page links each, a Markdown attachment on one in twenty; 300 pages
+   under --quick), embeddings and listeners off like the Slack figure: storage markup → Markdown, restrictions
+   with inheritance, links, ingest.
+6. `slack_api_messages_per_s`: the same export served by a loopback Slack Web API (connectors/bench/slack_api.py)
    and read by the live connector (pagination at 200 per page, replies per thread), embeddings and listeners
    off; `slack_api_incremental_s`: a second live sync with nothing new (history from each channel's cursor day
    only: thread_lookback_days 0), and the calls each made.
@@ -38,13 +42,15 @@ from knowledge.retrieval import hybrid_search
 from ..models import SyncRun
 from ..services import connector_configure, sync_run_start
 from ..sync import sync_run_execute
+from .confluence_space import confluence_space_generate
 from .slack_api import BENCH_TOKEN, ExportWebApi, serve
 from .slack_export import membership_changes, slack_export_generate
 
 CEILINGS = {"stale_reads_after_perm_sync": 0, "perm_sync_s": 30.0}
-GOALS = {"slack_messages_per_s": 1000.0}
+GOALS = {"slack_messages_per_s": 1000.0, "confluence_pages_per_s": 100.0}
 PERMISSION_CHANGES = 1000
 MESSAGES, QUICK_MESSAGES = 50_000, 5000
+PAGES, QUICK_PAGES = 2000, 300
 
 
 def _sync(authority, source, mode: str) -> tuple[SyncRun, float]:
@@ -77,6 +83,19 @@ def _reads(tenant: Tenant, probes) -> int:
         found = hybrid_search(authority, marker, k=5, channels=("lexical",)).hits
         hits += sum(1 for hit in found if marker in hit.text)
     return hits
+
+
+def _confluence(tenant: Tenant, authority, root: Path, pages: int) -> dict:
+    """The Confluence content sync figure (the caller holds embeddings off)."""
+    generated = confluence_space_generate(root / tenant.slug / "confluence", pages=pages)
+    source = Source.objects.create(tenant=tenant, kind="wiki", name="Bench Confluence")
+    connector_configure(authority=authority, source=source, kind="confluence_export", settings={"path": "confluence"})
+    with listeners_paused():
+        run, seconds = _sync(authority, source, "content")
+    if run.added != generated["pages"] + generated["attachments"]:
+        raise RuntimeError(f"the Confluence sync wrote {run.added} documents, not {generated}: {run.errors[:3]}")
+    return {"confluence_pages": pages, "confluence_attachments": generated["attachments"],
+            "confluence_sync_s": round(seconds, 2), "confluence_pages_per_s": round(pages / seconds, 1)}
 
 
 def _live(authority, tenant: Tenant, export_root: Path, messages: int) -> dict:
@@ -121,6 +140,7 @@ def run(out_dir: Path, quick: bool = False) -> dict:
                 visible_before = _reads(tenant, probes)
                 perm, perm_seconds = _sync(authority, source, "permissions")
                 stale = _reads(tenant, probes)
+                confluence = _confluence(tenant, authority, Path(tmp), QUICK_PAGES if quick else PAGES)
                 with listeners_paused():  # after the probe: the live source holds the same private channels
                     result.update(_live(authority, tenant, export.root, messages))
         result.update(
@@ -129,7 +149,7 @@ def run(out_dir: Path, quick: bool = False) -> dict:
             resync_unchanged_s=round(resync_seconds, 2), resync_unchanged_records=again.unchanged,
             permission_changes=PERMISSION_CHANGES, perm_sync_s=round(perm_seconds, 2),
             perm_sync_documents_reshared=perm.updated, probe_members=len(probes),
-            probe_reads_before_perm_sync=visible_before, stale_reads_after_perm_sync=stale)
+            probe_reads_before_perm_sync=visible_before, stale_reads_after_perm_sync=stale, **confluence)
         if visible_before < len(probes):
             result["notes"].append(f"only {visible_before} of {len(probes)} probes found their channel before the "
                                    "permission sync: the stale-read probe is weaker than it should be")
@@ -138,12 +158,16 @@ def run(out_dir: Path, quick: bool = False) -> dict:
             f"{seconds:.1f} s with embeddings and listeners off; unchanged re-sync {resync_seconds:.2f} s "
             f"({again.unchanged:,} records skipped by hash); {PERMISSION_CHANGES:,} membership changes re-shared "
             f"{perm.updated:,} documents in {perm_seconds:.2f} s; stale reads after: {stale}")
+        result["notes"].append(
+            f"Confluence: {result['confluence_pages']:,} pages + {result['confluence_attachments']} attachments in "
+            f"{result['confluence_sync_s']:.1f} s (embeddings and listeners off)")
     finally:
         for user, _ in probes:
             user.delete()
         scratch_tenant_drop(tenant)
-    print(f"connectors: {result.get('slack_messages_per_s')} Slack messages/s ({result.get('slack_api_messages_per_s')}"
-          f" live API), re-sync unchanged "
+    print(f"connectors: {result.get('confluence_pages_per_s')} Confluence pages/s, "
+          f"{result.get('slack_messages_per_s')} Slack messages/s ({result.get('slack_api_messages_per_s')} live "
+          f"API), re-sync unchanged "
           f"{result.get('resync_unchanged_s')} s, perm sync {result.get('perm_sync_s')} s, "
           f"stale reads {result.get('stale_reads_after_perm_sync')}")
     return result

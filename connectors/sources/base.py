@@ -8,14 +8,16 @@ read without fetching any content. Every record names its scope (metadata["conne
 sync can re-share the stored documents of a scope without reading them again.
 
 Deletions: a content sync lists everything the source holds; a stored document whose external id was neither
-yielded nor named by a RecordError (nor in a scope a RecordError marked unreadable) was deleted at the source.
+yielded nor named by a RecordError (nor in a scope a RecordError marked unreadable, nor in one of the
+connector's `partial_scopes()`) was deleted at the source. An incremental listing (partial_scopes() is
+EVERY_SCOPE) deletes nothing: only a full listing proves that something is gone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 SCOPE_KEY = "connector_scope"
@@ -90,10 +92,26 @@ class RecordError:
     scope: str | None = None
 
 
+class EveryScope:
+    """What `partial_scopes()` answers after an incremental listing (only what changed since the last run):
+    every scope was listed in part, so nothing unseen is a deletion. Use the one instance, EVERY_SCOPE."""
+
+    def __contains__(self, scope: object) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "EVERY_SCOPE"
+
+
+EVERY_SCOPE = EveryScope()
+
+
 class SourceConnector:
-    """`state` is what the connector kept after its last successful content run (Connector.sync_state, e.g. a
-    live API's cursors); `state_after()` is what to keep after this one (None: nothing). `partial_scopes()` names
-    the scopes this run listed only in part (an incremental read): their unseen documents are not deletions.
+    """`state` is what the connector kept after its last content run that got through its listing
+    (Connector.sync_state: Slack's per-channel cursors, the {"since", "full_at"} of ChangedSince);
+    `state_after()` is what to keep after this one (None: keep the stored one). `partial_scopes()` is the one
+    completeness signal of a content run: the scopes it listed only in part, whose stored documents it did not
+    see are kept, or EVERY_SCOPE when it listed only what changed (then it deletes nothing).
     `waited_s` is how long the source held the run back (rate limits), recorded on the run."""
 
     kind = ""
@@ -105,17 +123,45 @@ class SourceConnector:
         self.credentials = credentials or {}
         self.state = state or {}
 
-    def partial_scopes(self) -> set[str]:
+    def partial_scopes(self) -> set[str] | EveryScope:
         return set()
 
     def state_after(self) -> dict | None:
         return None
+
+    def note_wait(self, seconds: float) -> None:
+        """A live client sat out a rate limit (called as it happens, so a run that fails still records it)."""
+        self.waited_s += seconds
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         raise NotImplementedError
 
     def permissions(self) -> PermissionSnapshot:
         raise NotImplementedError
+
+
+class ChangedSince(SourceConnector):
+    """A live connector that lists only what changed since its last content run (state {"since", "full_at"})
+    and everything once the last full listing is older than `full_every_hours`: only a full listing deletes."""
+
+    _listed_all = True
+    _next_state: dict | None = None
+
+    def full_listing_due(self, now: datetime, full_every_hours: int) -> bool:
+        full_at = iso_datetime(self.state.get("full_at"))
+        return not self.state.get("since") or full_at is None or full_at < now - timedelta(hours=full_every_hours)
+
+    def listed(self, *, full: bool, started: datetime, since: str) -> None:
+        """The listing got through: the next one asks from `since` (the time this one started, in the API's
+        format), and a full one restarts the clock to the next full listing."""
+        self._listed_all = full
+        self._next_state = {"since": since, "full_at": started.isoformat() if full else self.state.get("full_at")}
+
+    def partial_scopes(self) -> set[str] | EveryScope:
+        return set() if self._listed_all else EVERY_SCOPE
+
+    def state_after(self) -> dict | None:
+        return self._next_state
 
 
 def path_inside(root: Path, relative: str) -> Path:
@@ -129,3 +175,33 @@ def path_inside(root: Path, relative: str) -> Path:
     if not target.exists():
         raise ConnectorError(f"{relative!r} does not exist in the tenant's import folder")
     return target
+
+
+def iso_datetime(value) -> datetime | None:
+    """An ISO-8601 timestamp as REST APIs send it ("2026-11-02T09:00:00.000Z", "+0000" offsets); None if not."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":":
+        text = f"{text[:-2]}:{text[-2:]}"  # Jira's +0000
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def principals_intersect(levels: list[tuple[str, ...]], members: Mapping[str, set[str]]) -> tuple[str, ...]:
+    """Who passes every restriction level (Confluence page and ancestors, a Jira project and a security level):
+    a principal named at each level, or an `email:` named at one level that `members` (group principal → member
+    e-mails, when the source exports them) places in a group named at each other level. Fail closed otherwise."""
+    if not levels:
+        return ()
+
+    def admits(level: tuple[str, ...], principal: str) -> bool:
+        if principal in level:
+            return True
+        return principal.startswith("email:") and any(principal[6:] in members.get(g, ()) for g in level)
+
+    candidates = {p for level in levels for p in level}
+    return tuple(sorted(p for p in candidates if all(admits(level, p) for level in levels)))

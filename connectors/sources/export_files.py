@@ -1,0 +1,92 @@
+"""Named files of an export, from a folder or a .zip in the tenant's import folder (Confluence, Jira and GitHub
+exports). Every read is capped at UPLOAD_MAX_FILE_BYTES; a name never leaves the export (no "..", no symlinks)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+
+from .base import ConnectorError
+
+
+class ExportFiles:
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.archive = zipfile.ZipFile(target) if target.is_file() and target.suffix.lower() == ".zip" else None
+        if self.archive is None and not target.is_dir():
+            raise ConnectorError("the path must be an export folder or a .zip file")
+
+    def read(self, name: str) -> bytes | None:
+        """The file's bytes, None when absent. Raises ValueError past the size limit."""
+        parts = PurePosixPath(name).parts
+        if ".." in parts or name.startswith("/"):
+            return None
+        cap = settings.UPLOAD_MAX_FILE_BYTES
+        if self.archive is not None:
+            try:
+                info = self.archive.getinfo(name)
+            except KeyError:
+                return None
+            if info.file_size > cap:
+                raise ValueError(f"over the size limit ({info.file_size:,} bytes)")
+            with self.archive.open(info) as handle:
+                data = handle.read(cap + 1)
+        else:
+            path = self.target / name
+            if not path.is_file() or path.is_symlink():
+                return None
+            with path.open("rb") as handle:
+                data = handle.read(cap + 1)
+        if len(data) > cap:
+            raise ValueError("over the size limit")
+        return data
+
+    def names(self, folder: str) -> list[str]:
+        """File names (not paths) directly inside `folder`, sorted."""
+        if self.archive is not None:
+            prefix = folder.rstrip("/") + "/"
+            found = [n[len(prefix):] for n in self.archive.namelist() if n.startswith(prefix)]
+            return sorted(n for n in found if n and "/" not in n)
+        path = self.target / folder
+        if not path.is_dir() or path.is_symlink():
+            return []
+        return sorted(p.name for p in path.iterdir() if p.is_file() and not p.is_symlink())
+
+    def folders(self, folder: str) -> list[str]:
+        """Sub-folder names directly inside `folder`, sorted."""
+        if self.archive is not None:
+            prefix = folder.rstrip("/") + "/"
+            found = {n[len(prefix):].split("/", 1)[0] for n in self.archive.namelist()
+                     if n.startswith(prefix) and "/" in n[len(prefix):]}
+            return sorted(found)
+        path = self.target / folder
+        if not path.is_dir() or path.is_symlink():
+            return []
+        return sorted(p.name for p in path.iterdir() if p.is_dir() and not p.is_symlink())
+
+    def json(self, name: str, *, required: bool = True):
+        """The parsed JSON of `name` (None when absent and not required). Raises ConnectorError."""
+        try:
+            raw = self.read(name)
+        except ValueError as exc:
+            raise ConnectorError(f"{name}: {exc}") from exc
+        if raw is None:
+            if required:
+                raise ConnectorError(f"the export has no {name}")
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ConnectorError(f"{name} is not valid JSON") from exc
+
+
+def results_of(data, name: str) -> list:
+    """A REST listing as exported: a bare list, or a page of it ({"results": [...]} / {"issues": [...]})."""
+    if isinstance(data, dict):
+        data = data.get("results", data.get("issues", data.get("values")))
+    if not isinstance(data, list):
+        raise ConnectorError(f"{name} must hold a list (or a REST page with results)")
+    return data

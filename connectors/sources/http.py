@@ -1,0 +1,138 @@
+"""The HTTP side of the live connectors (Confluence Cloud REST, GitHub REST), on `requests`.
+
+Rate limits are honoured, bounded: a 429, or a 403 that says the limit is spent (`Retry-After`, or
+`X-RateLimit-Remaining: 0` with `X-RateLimit-Reset`), waits what the server asks — at most
+CONNECTORS_API_MAX_WAIT_S per wait and CONNECTORS_API_MAX_RETRIES times per request — then retries; the seconds
+waited go to `on_wait` (the connector's note_wait: the sync run records them). A longer wait, or a source that
+keeps refusing, fails the run as a whole (ConnectorError) rather than holding a worker for hours; nothing is
+deleted then.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from django.conf import settings
+
+from .base import ConnectorError
+
+_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+
+
+class ApiError(ConnectorError):
+    """The source refused one request (an item may be skipped on it; a listing fails the run)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RateLimitExceeded(ConnectorError):
+    """Waiting any longer than allowed: the run fails as a whole and the next one resumes."""
+
+
+def base_url_check(url) -> str:
+    """An API base address a connector may call: https, or http only where CONNECTORS_API_ALLOW_HTTP (local
+    fakes, development). Raises ConnectorError."""
+    if not isinstance(url, str) or not url.strip():
+        raise ConnectorError("the connector needs a base_url")
+    parts = urlsplit(url.strip())
+    allowed = ("https", "http") if settings.CONNECTORS_API_ALLOW_HTTP else ("https",)
+    if parts.scheme not in allowed or not parts.netloc or parts.username or parts.password:
+        raise ConnectorError("base_url must be an https:// address without credentials in it")
+    return url.strip().rstrip("/")
+
+
+def link_next(response: requests.Response) -> str | None:
+    """GitHub's `Link: <…>; rel="next"`."""
+    match = _NEXT.search(response.headers.get("Link", ""))
+    return match.group(1) if match else None
+
+
+class ApiClient:
+    def __init__(self, base_url: str, *, auth=None, headers: dict | None = None, on_wait=None) -> None:
+        self.base_url = base_url_check(base_url)
+        self.session = requests.Session()
+        self.session.auth = auth
+        self.session.headers.update({"Accept": "application/json", "User-Agent": "groundwork-connectors",
+                                     **(headers or {})})
+        self.on_wait = on_wait or (lambda seconds: None)
+        self.requests = 0
+
+    def url(self, path_or_url: str) -> str:
+        """Absolute URL on the same host as base_url (a `next` link elsewhere is refused)."""
+        if path_or_url.startswith("/"):
+            origin = urlsplit(self.base_url)
+            base_path = origin.path.rstrip("/")
+            path = path_or_url if path_or_url.startswith(base_path + "/") else base_path + path_or_url
+            return f"{origin.scheme}://{origin.netloc}{path}"
+        absolute = urljoin(self.base_url + "/", path_or_url)
+        if urlsplit(absolute).netloc != urlsplit(self.base_url).netloc:
+            raise ConnectorError("the source answered with a link to another host; refused")
+        return absolute
+
+    def _wait_for(self, response: requests.Response) -> float | None:
+        """Seconds the server asks us to wait, None when the response is no rate limit."""
+        if response.status_code not in (429, 403):
+            return None
+        retry_after = response.headers.get("Retry-After")
+        if retry_after:
+            try:
+                return max(0.0, float(retry_after))
+            except ValueError:
+                try:
+                    return max(0.0, parsedate_to_datetime(retry_after).timestamp() - time.time())
+                except (TypeError, ValueError):
+                    return 1.0
+        reset = response.headers.get("X-RateLimit-Reset")
+        if reset and (response.status_code == 429 or response.headers.get("X-RateLimit-Remaining") == "0"):
+            try:
+                return max(0.0, float(reset) - time.time())
+            except ValueError:
+                return 1.0
+        return 1.0 if response.status_code == 429 else None
+
+    def get(self, path_or_url: str, params: dict | None = None) -> requests.Response:
+        url = self.url(path_or_url)
+        for _attempt in range(settings.CONNECTORS_API_MAX_RETRIES + 1):
+            try:
+                response = self.session.get(url, params=params, timeout=30)
+            except requests.RequestException as exc:
+                raise ConnectorError(f"the source could not be reached ({type(exc).__name__})") from exc
+            self.requests += 1
+            wait = self._wait_for(response)
+            if wait is None:
+                break
+            if wait > settings.CONNECTORS_API_MAX_WAIT_S:
+                raise RateLimitExceeded(f"rate limited for {wait:.0f} s, longer than CONNECTORS_API_MAX_WAIT_S; "
+                                        "the next run resumes")
+            time.sleep(wait)
+            self.on_wait(wait)
+        else:
+            raise RateLimitExceeded("still rate limited after the allowed retries; the next run resumes")
+        if response.status_code >= 400:
+            raise ApiError(response.status_code, f"{urlsplit(url).path} answered HTTP {response.status_code}")
+        return response
+
+    def json(self, path_or_url: str, params: dict | None = None):
+        response = self.get(path_or_url, params)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ConnectorError(f"{urlsplit(response.url).path} did not answer JSON") from exc
+
+    def github_pages(self, path: str, params: dict) -> Iterator[list]:
+        """Every page of a GitHub listing, following `Link: rel="next"`."""
+        url, query = path, params
+        while url:
+            response = self.get(url, query)
+            data = response.json()
+            if not isinstance(data, list):
+                raise ConnectorError(f"{urlsplit(response.url).path} did not answer a list")
+            yield data
+            url, query = link_next(response), None
