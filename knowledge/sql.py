@@ -264,6 +264,18 @@ BEGIN
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
 """,
+    # A record link (knowledge.record_links) joins documents of its own tenant only, whatever the write path.
+    "knowledge_document_link_same_tenant()": """
+CREATE OR REPLACE FUNCTION knowledge_document_link_same_tenant() RETURNS trigger AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM knowledge_document d WHERE d.id = NEW.source_id AND d.tenant_id = NEW.tenant_id)
+       OR (NEW.target_id IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM knowledge_document d WHERE d.id = NEW.target_id AND d.tenant_id = NEW.tenant_id)) THEN
+        RAISE EXCEPTION 'a record link joins documents of its own tenant only' USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+""",
 }
 
 # Trigger name -> (table, CREATE TRIGGER statement).
@@ -300,6 +312,11 @@ CREATE TRIGGER knowledge_document_access_sync
 CREATE TRIGGER knowledge_chunk_access_fill
     BEFORE INSERT OR UPDATE OF document_id, tenant_id, visibility, acl, access_class_id ON knowledge_chunk
     FOR EACH ROW EXECUTE FUNCTION knowledge_chunk_fill_access();
+"""),
+    "knowledge_document_link_same_tenant": ("knowledge_document_link", """
+CREATE TRIGGER knowledge_document_link_same_tenant
+    BEFORE INSERT OR UPDATE OF tenant_id, source_id, target_id ON knowledge_document_link
+    FOR EACH ROW EXECUTE FUNCTION knowledge_document_link_same_tenant();
 """),
 }
 

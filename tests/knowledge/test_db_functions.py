@@ -13,7 +13,13 @@ from django.db import connection
 
 from groundwork.rls import owner_session
 from groundwork.sql import COLUMN_COMMON_ELEMS_SIGNATURE, column_common_elems_create_sql
+from findings.sql.invariants import GRAPH_FUNCTIONS, GRAPH_TRIGGERS
 from knowledge.sql import ACCESS_FUNCTIONS, ACCESS_TRIGGERS
+
+# Every function and trigger our migrations create, with its live text (knowledge's access columns and record
+# links, findings' graph invariants).
+DATABASE_FUNCTIONS = {**ACCESS_FUNCTIONS, **GRAPH_FUNCTIONS}
+DATABASE_TRIGGERS = {**ACCESS_TRIGGERS, **GRAPH_TRIGGERS}
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 # Libraries a migration may use; anything else (our apps above all) is live code that can change under it.
@@ -40,7 +46,7 @@ def _live_functions(cursor) -> dict[str, str]:
     cursor.execute("SELECT current_schema()")
     schema = cursor.fetchone()[0]
     statistics = column_common_elems_create_sql(schema=schema).as_string(cursor.connection)
-    return {**ACCESS_FUNCTIONS, COLUMN_COMMON_ELEMS_SIGNATURE: statistics}
+    return {**DATABASE_FUNCTIONS, COLUMN_COMMON_ELEMS_SIGNATURE: statistics}
 
 
 @pytest.mark.django_db
@@ -63,7 +69,7 @@ def test_database_functions_are_the_live_definitions():
 def test_database_triggers_are_the_live_definitions():
     drift = []
     with owner_session(), connection.cursor() as cursor:
-        for name, (table, create) in ACCESS_TRIGGERS.items():
+        for name, (table, create) in DATABASE_TRIGGERS.items():
             migrated = _trigger_definition(cursor, name, table)
             assert migrated is not None, f"trigger {name} on {table} is defined in code but missing from the database"
             cursor.execute(f'DROP TRIGGER "{name}" ON "{table}"')
@@ -92,7 +98,7 @@ def test_every_database_function_and_trigger_has_a_live_definition():
         triggers_in_database = {row[0] for row in cursor.fetchall()}
     assert None not in in_code, "a live function signature does not name a database function"
     assert in_database == in_code
-    assert triggers_in_database == set(ACCESS_TRIGGERS)
+    assert triggers_in_database == set(DATABASE_TRIGGERS)
 
 
 def _imported_roots(path: Path) -> set[str]:
