@@ -17,7 +17,8 @@ BEGIN
         NOT EXISTS (SELECT 1 FROM findings_entity t WHERE t.id = NEW.merged_into_id AND t.tenant_id = NEW.tenant_id
                                                       AND t.merged_into_id IS NULL)
         OR EXISTS (SELECT 1 FROM findings_entity c WHERE c.merged_into_id = NEW.id)) THEN
-        RAISE EXCEPTION 'an entity merges into a canonical entity of its own tenant, and only when none is merged into it'
+        RAISE EXCEPTION 'an entity merges into a canonical entity of its own tenant, \
+and only when none is merged into it'
               USING ERRCODE = 'check_violation';
     END IF;
     RETURN NEW;
