@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from findings.sql.invariants import GRAPH_FUNCTIONS, GRAPH_TRIGGERS
 from groundwork.rls import owner_session
 from groundwork.sql import COLUMN_COMMON_ELEMS_SIGNATURE, column_common_elems_create_sql
-from findings.sql.invariants import GRAPH_FUNCTIONS, GRAPH_TRIGGERS
 from knowledge.sql import ACCESS_FUNCTIONS, ACCESS_TRIGGERS
 
 # Every function and trigger our migrations create, with its live text (knowledge's access columns and record
