@@ -47,7 +47,15 @@ def test_sample_corpus_questions_need_two_records_of_the_corpus():
 
 @pytest.mark.django_db(transaction=True)
 def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, settings):
+    import importlib
+
+    from django.apps import apps as django_apps
+
     from findings.bench.graph_sample import run_sample_corpus
+
+    # The ontology as migrated: a transactional test before this one flushed fleet_size (migration 0006), which
+    # `relations` does not put back and three of the `extracted` questions follow.
+    importlib.import_module("findings.migrations.0006_fleet_size_and_revisions").add(django_apps, None)
     from knowledge.embedders import embedder_reset
 
     settings.EMBEDDER = "none"
@@ -58,5 +66,6 @@ def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, s
         assert 0.0 <= result[key] <= 1.0
     assert result["sample_corpus_claims"] > 0  # the real extractor ran on ingestion
     # The `extracted` questions were written from what the extractor and the link resolver produce: they hold.
-    assert result["sample_corpus_questions_all_hops_in_graph"] >= result["sample_corpus_extracted_questions"]
+    assert result["sample_corpus_questions_all_hops_in_graph"] >= result["sample_corpus_extracted_questions"], \
+        result["sample_corpus_extracted_hops_missing"]
     assert not Tenant.objects.filter(slug__startswith="gbench-").exists()
