@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
 
 from groundwork.admin_scoping import (
     SHARED_ROWS,
@@ -14,12 +17,25 @@ from groundwork.admin_scoping import (
 )
 from groundwork.models import Tenant
 
-from .audit import REJECTION_REASONS
-from .models import Claim, ClaimEvidence, Entity, ModelUsage, ProjectionQuality, RelationType, ReviewItem
+from .audit import REJECTION_REASONS, entity_key
+from .graph.resolution import entity_alias_add, entity_merge, entity_unmerge
+from .models import (
+    Claim,
+    ClaimEvidence,
+    Entity,
+    EntityAlias,
+    EntityMerge,
+    ModelUsage,
+    ProjectionQuality,
+    RelationType,
+    ReviewItem,
+)
 from .services import ReviewItemNotFound, review_item_approve, review_item_reject
 
 tenant_path_set(ClaimEvidence, "claim__tenant")  # no admin of its own, but FK choices elsewhere
 verbose_names_set(Entity, "entity", "entities")
+verbose_names_set(EntityAlias, "entity alias", "entity aliases")
+verbose_names_set(EntityMerge, "entity merge", "entity merges (log)")
 verbose_names_set(ClaimEvidence, "claim evidence", "claim evidence")
 verbose_names_set(ProjectionQuality, "projection quality", "projection quality")
 verbose_names_set(ModelUsage, "model usage", "model usage")
@@ -84,13 +100,187 @@ class RelationTypeAdmin(TenantScopedAdmin, admin.ModelAdmin):
 # --- claims, review queue, projection quality, model usage ---------------------------------------------------
 
 
+class EntityMergeActionForm(ActionForm):
+    """The changelist's action bar with the target of "merge selected into…": an entity's id or exact name."""
+
+    into = forms.CharField(required=False, label="into", help_text="id or name of the entity to merge into",
+                           widget=forms.TextInput(attrs={"placeholder": "merge into (id or name)"}))
+
+
+class EntityAliasInline(TenantScopedInline, admin.TabularInline):
+    # Shown, not edited here: aliases are added through the entity-alias admin (the service), merges add theirs.
+    model = EntityAlias
+    fk_name = "entity"
+    tenant_path = "tenant"
+    extra = 0
+    fields = ("alias", "origin", "merge", "created_at")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def _refusal(exc: Exception) -> str:
+    """A service refusal as one line for an admin message."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(exc.messages)
+    return str(exc) or "not allowed"
+
+
 @admin.register(Entity)
 class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    """Entities come from the writer; an admin only resolves them: "merge selected into…" (entity_merge, logged
+    in the entity merges admin, where it is undone) and aliases (the entity-alias admin)."""
+
     tenant_path = "tenant"
-    tenant_admin_readonly = True  # entities come from the writer
-    list_display = ("name", "kind", "tenant", "created_at")
+    list_display = ("name", "kind", "merged_into", "tenant", "created_at")
     list_filter = ("tenant", "kind")
     search_fields = ("name", "key")
+    readonly_fields = ("name", "key", "kind", "merged_into", "tenant", "created_at")
+    inlines = [EntityAliasInline]
+    action_form = EntityMergeActionForm
+    actions = ["merge_into"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # claims point at entities; a wrong one is merged, never deleted
+
+    def _merge_target(self, request, value: str) -> Entity | None:
+        """The entity named in the action bar, among those this admin may see (so never another tenant's)."""
+        visible = self.get_queryset(request)
+        value = (value or "").strip()
+        if value.isdigit():
+            return visible.filter(pk=int(value)).first()
+        matches = list(visible.filter(key=entity_key(value))[:2]) if value else []
+        return matches[0] if len(matches) == 1 else None
+
+    @admin.action(description="Merge selected into… (the entity named in “into”)", permissions=["change"])
+    def merge_into(self, request, queryset) -> None:
+        into = self._merge_target(request, request.POST.get("into", ""))
+        if into is None:
+            self.message_user(request, "Merge refused: name one entity you administer in “into” (its id or exact "
+                              "name).", messages.ERROR)
+            return
+        done, refused = 0, []
+        for entity in queryset.exclude(pk=into.pk).order_by("pk"):
+            try:
+                if entity.tenant_id != into.tenant_id:
+                    raise ValidationError("entities of different tenants are never merged")
+                entity_merge(admin_authority(request, into.tenant), merged_id=entity.pk, into_id=into.pk,
+                             reason="admin")
+                done += 1
+            except (ValidationError, PermissionDenied) as exc:
+                refused.append(f"{entity.name}: {_refusal(exc)}")
+        if done:
+            self.message_user(request, f"Merged {done} entit{'y' if done == 1 else 'ies'} into {into.name}.",
+                              messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, f"Merge refused for {line}", messages.ERROR)
+
+
+class EntityAliasForm(forms.ModelForm):
+    class Meta:
+        model = EntityAlias
+        fields = ("entity", "alias")
+
+    def clean_alias(self) -> str:
+        alias = " ".join((self.cleaned_data.get("alias") or "").split())
+        if not entity_key(alias):
+            raise ValidationError("an alias needs a name")
+        return alias
+
+
+@admin.register(EntityAlias)
+class EntityAliasAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    """Other names of an entity. Adding one goes through `entity_alias_add`; a merge's aliases come and go with
+    the merge."""
+
+    tenant_path = "tenant"
+    form = EntityAliasForm
+    list_display = ("alias", "entity", "origin", "merge", "tenant", "created_at")
+    list_filter = ("origin", "tenant")
+    search_fields = ("alias", "entity__name")
+    list_select_related = ("entity", "tenant")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("entity", "alias", "origin", "merge", "tenant", "created_at") if obj else ()
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj: EntityAlias, form, change) -> None:
+        entity = form.cleaned_data["entity"]  # a choice of this admin's tenants only (get_field_queryset)
+        row = entity_alias_add(admin_authority(request, entity.tenant), entity_id=entity.pk,
+                               alias=form.cleaned_data["alias"])
+        obj.pk, obj.tenant_id, obj.key, obj.origin = row.pk, row.tenant_id, row.key, row.origin
+
+
+@admin.register(EntityMerge)
+class EntityMergeAdmin(TenantScopedAdmin, admin.ModelAdmin):
+    """The merge log, read-only: who merged which entity into which, when, and whether it was undone. "Undo
+    merge" calls `entity_unmerge` (the row stays, stamped)."""
+
+    tenant_path = "tenant"
+    tenant_admin_readonly = True
+    list_display = ("merged", "into", "reason", "merged_by", "created_at", "undone_at", "undone_by_shown", "tenant")
+    list_filter = ("tenant", "reason")
+    search_fields = ("merged__name", "into__name", "reason")
+    list_select_related = ("merged", "into", "tenant")
+    readonly_fields = ("merged", "into", "reason", "actor", "created_at", "undone_at", "undone_by", "tenant")
+    actions = ["undo_merge"]
+
+    @admin.display(description="merged by", ordering="actor")
+    def merged_by(self, obj: EntityMerge) -> str:
+        return actor_label(obj.actor)
+
+    @admin.display(description="undone by", ordering="undone_by")
+    def undone_by_shown(self, obj: EntityMerge) -> str:
+        return actor_label(obj.undone_by) if obj.undone_by else "—"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # the log is kept
+
+    def has_undo_permission(self, request) -> bool:
+        # Read-only rows, one action: any admin who sees the row may undo it (the service checks again).
+        return self.has_view_permission(request)
+
+    @admin.action(description="Undo merge: make the merged entities their own nodes again", permissions=["undo"])
+    def undo_merge(self, request, queryset) -> None:
+        done, refused = 0, []
+        for log in queryset.select_related("tenant", "merged").order_by("pk"):
+            try:
+                entity_unmerge(admin_authority(request, log.tenant), merge_id=log.pk)
+                done += 1
+            except (ValidationError, PermissionDenied) as exc:
+                refused.append(f"{log.merged.name}: {_refusal(exc)}")
+        if done:
+            self.message_user(request, f"Undid {done} merge{'' if done == 1 else 's'}.", messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, f"Undo refused for {line}", messages.ERROR)
+
+
+def actor_label(actor: str) -> str:
+    """"user:12" as the user's username ("user:12 (ada)"); service actors as they are."""
+    kind, _, ident = actor.partition(":")
+    if kind == "user" and ident.isdigit():
+        username = get_user_model().objects.filter(pk=int(ident)).values_list("username", flat=True).first()
+        return f"{username} ({actor})" if username else actor
+    return actor
 
 
 class ClaimEvidenceInline(TenantScopedInline, admin.TabularInline):

@@ -20,6 +20,9 @@ the graph channel off (lexical + vector) and on (lexical + vector + graph; at th
 at 2); graph-channel latency p50/p95 (the channel function alone, as search runs it) at a scale given in
 entities and chunks (filler records bring the chunk count up); the scale measured is in the result. Scratch
 tenants are deleted at the end.
+
+The same recall@5 on vs off over the sample corpus (the demo tenant's records, claims from the real offline
+extractor): findings/bench/graph_sample.py, reported as `sample_corpus_recall_at5_graph_on/off`.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from psycopg import sql
 from psycopg.types.range import Range
 
 from findings.audit import entity_key
+from findings.bench.graph_sample import run_sample_corpus
 from findings.graph.channel import graph_channel
 from findings.models import Claim, ClaimEvidence, Entity, RelationType
 from groundwork.models import Tenant
@@ -335,6 +339,9 @@ def run(out_dir: Path, quick: bool = False, *, people: int | None = None, scale_
                        "recall_by_kind": recall, "org_entities": loaded.entities, "org_chunks": loaded.chunks})
     finally:
         scratch_tenant_drop(loaded.tenant)
+    sample = run_sample_corpus()  # 37 questions over 64 records: cheap enough for --quick too
+    result["notes"].extend(sample.pop("notes", []))
+    result.update(sample)
     # The generator makes ~3.73 entities and as many one-chunk records per person (people, 2.5 tickets, 1/8
     # project, 1/10 team); filler records make up the rest of the chunks.
     big_people = max(people, int(scale_entities / 3.725))

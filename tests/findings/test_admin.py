@@ -91,3 +91,103 @@ def test_review_services_refuse_another_tenant_and_non_admins(world, docs, setti
     review_item_approve(authority=world.authority(world.admin), review_item_id=item.pk)
     item.refresh_from_db()
     assert item.state == "done"
+
+
+# --- entity resolution from the admin: merge, the merge log and its undo, aliases ------------------------------
+
+
+@pytest.fixture
+def acme_admin(world):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(world.admin)  # acme's tenant admin, not a superuser
+    return client
+
+
+def _entities(tenant, *names):
+    from findings.audit import entity_key
+    from findings.models import Entity
+
+    return [Entity.objects.create(tenant=tenant, name=n, key=entity_key(n), kind="person") for n in names]
+
+
+def test_tenant_admin_merges_and_unmerges_acme_entities_and_the_log_shows_who(world, acme_admin):
+    from findings.models import EntityAlias, EntityMerge
+
+    priya, full = _entities(world.acme, "Priya", "Priya Nair")
+    response = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [priya.pk],
+                                                           "into": "Priya Nair"}, follow=True)
+    assert response.status_code == 200 and "Merged 1 entity into Priya Nair." in response.content.decode()
+    priya.refresh_from_db()
+    assert priya.merged_into_id == full.pk
+    log = EntityMerge.objects.get(merged=priya)
+    assert log.actor == f"user:{world.admin.pk}" and log.into_id == full.pk
+    assert EntityAlias.objects.filter(entity=full, merge=log).exists()
+    page = acme_admin.get("/admin/findings/entitymerge/").content.decode()
+    assert world.admin.username in page and "Priya Nair" in page
+    assert acme_admin.get(f"/admin/findings/entitymerge/{log.pk}/change/").status_code == 200  # read-only view
+
+    response = acme_admin.post("/admin/findings/entitymerge/", {"action": "undo_merge", "_selected_action": [log.pk]},
+                               follow=True)
+    assert "Undid 1 merge." in response.content.decode()
+    priya.refresh_from_db()
+    log.refresh_from_db()
+    assert priya.merged_into_id is None and log.undone_at is not None and log.undone_by == f"user:{world.admin.pk}"
+    assert not EntityAlias.objects.filter(merge=log).exists()
+    # Undoing again is refused with a message, not an error page.
+    again = acme_admin.post("/admin/findings/entitymerge/", {"action": "undo_merge", "_selected_action": [log.pk]},
+                            follow=True)
+    assert again.status_code == 200 and "Undo refused" in again.content.decode()
+
+
+def test_merge_refusals_are_messages_never_errors(world, acme_admin):
+    a, b, c = _entities(world.acme, "Ada Lee", "Ada L.", "Tom Berg")
+    acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [b.pk], "into": a.pk})
+    # Merging into an entity that is itself merged is refused by the service: shown as an error message.
+    response = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [c.pk],
+                                                           "into": b.pk}, follow=True)
+    assert response.status_code == 200 and "Merge refused for Tom Berg" in response.content.decode()
+    missing = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [c.pk],
+                                                          "into": "nobody at all"}, follow=True)
+    assert missing.status_code == 200 and "Merge refused" in missing.content.decode()
+    c.refresh_from_db()
+    assert c.merged_into_id is None
+
+
+def test_tenant_admin_cannot_see_or_merge_globex_entities(world, acme_admin):
+    from findings.models import EntityMerge
+
+    (acme,) = _entities(world.acme, "Lena Berg")
+    (globex,) = _entities(world.globex, "Omar Haddad")
+    listing = acme_admin.get("/admin/findings/entity/")
+    assert globex.pk not in {e.pk for e in listing.context["cl"].result_list}
+    assert acme_admin.get(f"/admin/findings/entity/{globex.pk}/change/").status_code in (302, 404)
+    # Into a globex entity (by id or by name): not found among acme's, refused.
+    for into in (globex.pk, "Omar Haddad"):
+        response = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [acme.pk],
+                                                               "into": into}, follow=True)
+        assert response.status_code == 200 and "Merge refused" in response.content.decode()
+    # A globex entity selected: the scoped changelist drops it.
+    acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [globex.pk],
+                                                "into": acme.pk})
+    assert not EntityMerge.objects.exists()
+    globex.refresh_from_db()
+    assert globex.merged_into_id is None
+
+
+def test_alias_added_through_the_admin_uses_the_service(world, acme_admin):
+    from findings.models import EntityAlias
+
+    (acme,) = _entities(world.acme, "Priya Nair")
+    (globex,) = _entities(world.globex, "Omar Haddad")
+    form = acme_admin.get("/admin/findings/entityalias/add/")
+    assert form.status_code == 200 and "Omar Haddad" not in form.content.decode()
+    response = acme_admin.post("/admin/findings/entityalias/add/", {"entity": acme.pk, "alias": "  PN  "})
+    assert response.status_code == 302
+    alias = EntityAlias.objects.get(entity=acme)
+    assert (alias.alias, alias.key, alias.origin, alias.tenant_id) == ("PN", "pn", "manual", world.acme.pk)
+    blank = acme_admin.post("/admin/findings/entityalias/add/", {"entity": acme.pk, "alias": "  !! "})
+    assert blank.status_code == 200 and "an alias needs a name" in blank.content.decode()
+    other = acme_admin.post("/admin/findings/entityalias/add/", {"entity": globex.pk, "alias": "OH"})
+    assert other.status_code == 200 and not EntityAlias.objects.filter(entity=globex).exists()

@@ -28,10 +28,21 @@ from chat.gate import GapKind
 from chat.models import AccessRequest, AnswerCache, Conversation, GapEvent, Message
 from chat.services import gap_event_record
 from connectors.models import Connector, SyncRun
-from findings.models import Claim, Entity, ModelUsage, ProjectionQuality, RelationType, ReviewItem
+from findings.graph.resolution import entity_alias_add, entity_merge
+from findings.models import (
+    Claim,
+    Entity,
+    EntityAlias,
+    EntityMerge,
+    ModelUsage,
+    ProjectionQuality,
+    RelationType,
+    ReviewItem,
+)
 from findings.writer import claims_write
 from groundwork.admin_scoping import SHARED_ROWS, TenantScopedAdmin
 from groundwork.models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
+from groundwork.selectors import authority_for_service
 from groundwork.services import api_key_issue_service, api_key_use_record, membership_set
 from knowledge.embedding import fault_report, space_activate
 from knowledge.models import ConfigurationFault, Document, EmbeddingSpace, Source
@@ -77,6 +88,11 @@ def _tenant_rows(world, tenant: Tenant, person, tag: str) -> dict[type[Model], M
     group = world.groups["hr"] if tag == "acme" else world.groups["globex-hr"]
     answer = Message.objects.create(conversation=conversation, role="assistant", content=f"{tag} answer")
     connector = Connector.objects.create(tenant=tenant, source=source, kind="folder", settings={"path": tag})
+    resolver = authority_for_service(tenant=tenant, service_name="seed-resolver", role="admin")
+    stripe = Entity.objects.get(tenant=tenant, name="Stripe")
+    twin = Entity.objects.create(tenant=tenant, name="Stripe Payments", key="stripe payments", kind="vendor")
+    merge = entity_merge(resolver, merged_id=twin.pk, into_id=stripe.pk)
+    entity_alias_add(resolver, entity_id=stripe.pk, alias=f"{tag} card processor")
     return {
         Tenant: tenant,
         Principal: group,
@@ -88,6 +104,8 @@ def _tenant_rows(world, tenant: Tenant, person, tag: str) -> dict[type[Model], M
         Source: source,
         Document: document,
         Entity: Entity.objects.filter(tenant=tenant).first(),
+        EntityAlias: EntityAlias.objects.filter(tenant=tenant, origin="manual").first(),
+        EntityMerge: merge,
         Claim: claim,
         ReviewItem: review,
         ProjectionQuality: ProjectionQuality.objects.create(chunk=chunk, tenant=tenant, extractor="patterns",
