@@ -6,6 +6,7 @@ import pytest
 
 from findings.bench import graph as bench
 from groundwork.models import Tenant
+from tests.knowledge.conftest import no_embedder  # noqa: F401  (resets the cached embedder after the test too)
 
 
 def test_questions_need_two_hops_and_name_their_records():
@@ -17,11 +18,7 @@ def test_questions_need_two_hops_and_name_their_records():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_bench_runs_small_and_cleans_up(world, relations, tmp_path, settings):
-    from knowledge.embedders import embedder_reset
-
-    settings.EMBEDDER = "none"
-    embedder_reset()  # an earlier test's cached embedder would otherwise keep running
+def test_bench_runs_small_and_cleans_up(world, relations, tmp_path, no_embedder):  # noqa: F811
     result = bench.run(tmp_path, quick=True, people=40, scale_entities=300, scale_chunks=600, questions=60)
     for key in ("recall@5_off", "recall@5_on", "recall_gain", "channel_p95_ms_at_scale", "scale_entities",
                 "scale_chunks"):
@@ -46,7 +43,7 @@ def test_sample_corpus_questions_need_two_records_of_the_corpus():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, settings):
+def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, no_embedder):  # noqa: F811
     import importlib
 
     from django.apps import apps as django_apps
@@ -56,10 +53,6 @@ def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, s
     # The ontology as migrated: a transactional test before this one flushed fleet_size (migration 0006), which
     # `relations` does not put back and three of the `extracted` questions follow.
     importlib.import_module("findings.migrations.0006_fleet_size_and_revisions").add(django_apps, None)
-    from knowledge.embedders import embedder_reset
-
-    settings.EMBEDDER = "none"
-    embedder_reset()
     result = run_sample_corpus()
     assert result["sample_corpus_questions"] >= 30
     for key in ("sample_corpus_recall_at5_graph_on", "sample_corpus_recall_at5_graph_off"):

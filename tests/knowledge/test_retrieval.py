@@ -383,6 +383,7 @@ def test_parallel_channels_return_what_sequential_channels_return(world, setting
     from tests.knowledge.conftest import corpus as corpus_fixture
 
     corpus_fixture.__wrapped__(world)
+    embedder_reset()  # the configured embedder, not one an earlier test cached (this test needs the vector channel)
     chunks_embed()
     member = world.authority(world.member)
     queries = ("laptop workforce plan", "robotics certificate", "leased laptops for engineering")
