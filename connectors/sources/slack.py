@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
-
-from django.conf import settings
 
 from knowledge.models import Visibility
 
 from .base import Access, ConnectorError, PermissionSnapshot, RecordError, SourceConnector, SourceRecord, path_inside
+from .export_files import ExportFiles
 
 # A channel folder is named by one path component: a name from channels.json never reaches outside the export.
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}$")
@@ -41,56 +38,17 @@ _SKIPPED_SUBTYPES = {"channel_join", "channel_leave", "channel_purpose", "channe
                      "channel_archive", "channel_unarchive", "group_join", "group_leave", "pinned_item"}
 
 
-class _Export:
-    """Reads named files of the export from a folder or a zip, never past UPLOAD_MAX_FILE_BYTES each."""
-
-    def __init__(self, target: Path) -> None:
-        self.target = target
-        self.archive = zipfile.ZipFile(target) if target.is_file() and target.suffix.lower() == ".zip" else None
-        if self.archive is None and not target.is_dir():
-            raise ConnectorError("the path must be an export folder or a .zip file")
-
-    def read(self, name: str) -> bytes | None:
-        cap = settings.UPLOAD_MAX_FILE_BYTES
-        if self.archive is not None:
-            try:
-                info = self.archive.getinfo(name)
-            except KeyError:
-                return None
-            if info.file_size > cap:
-                raise ValueError(f"over the size limit ({info.file_size:,} bytes)")
-            with self.archive.open(info) as handle:
-                data = handle.read(cap + 1)
-        else:
-            path = self.target / name
-            if not path.is_file() or path.is_symlink():
-                return None
-            data = path.open("rb").read(cap + 1)
-        if len(data) > cap:
-            raise ValueError("over the size limit")
-        return data
+class _Export(ExportFiles):
+    """The export's folder or zip (ExportFiles: named files, size-capped), read the Slack way: day files of a
+    channel, and JSON files that hold lists (absent and not required: empty)."""
 
     def day_files(self, folder: str) -> list[str]:
-        if self.archive is not None:
-            names = [n.split("/", 1)[1] for n in self.archive.namelist() if n.startswith(folder + "/")]
-        else:
-            path = self.target / folder
-            names = [p.name for p in path.iterdir()] if path.is_dir() and not path.is_symlink() else []
-        return sorted(n for n in names if _DAY_FILE.match(n))
+        return [n for n in self.names(folder) if _DAY_FILE.match(n)]
 
     def json(self, name: str, *, required: bool = True):
-        try:
-            raw = self.read(name)
-        except ValueError as exc:
-            raise ConnectorError(f"{name}: {exc}") from exc
-        if raw is None:
-            if required:
-                raise ConnectorError(f"the export has no {name}")
+        data = super().json(name, required=required)
+        if data is None:
             return []
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConnectorError(f"{name} is not valid JSON") from exc
         if not isinstance(data, list):
             raise ConnectorError(f"{name} must hold a list")
         return data
