@@ -127,6 +127,13 @@ DATABASE_RETRY_AFTER = env_int("DATABASE_RETRY_AFTER", 5, minimum=1)  # seconds,
 _database = database_config(DATABASE_URL, conn_max_age=0 if DATABASE_POOL else env_int("DATABASE_CONN_MAX_AGE", 60))
 # An unreachable host must fail a connection attempt in seconds, not after the kernel's TCP timeout.
 _database["OPTIONS"].setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1))
+# Server-side prepared statements, only where code asks for them (groundwork.sql.prepared_cursor: the graph
+# channel's statements, planned once per connection). Django's own cursors bind client-side and never prepare.
+# Off (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that cannot keep them (PgBouncer in transaction mode
+# before 1.21): the same statements then run unprepared.
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
+if DATABASE_PREPARED_STATEMENTS:
+    _database["OPTIONS"].setdefault("prepare_threshold", 5)
 if DATABASE_POOL:
     # min_size 1: an idle worker keeps one warm connection; the pool reconnects in the background after the
     # database restarts, and checks each connection before lending it (CONN_HEALTH_CHECKS).

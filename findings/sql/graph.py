@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import connection
 from psycopg import sql
 
+from groundwork.sql import prepared_cursor
 from knowledge.access import chunk_access_sql
 
 # A member entity `{entity}` is grounded: some claim about it has evidence in a chunk the caller may read.
@@ -198,7 +198,7 @@ def entities_link(phrases: Sequence[str], fuzzy: Sequence[bool], access_params: 
     allowed to match fuzzily that matched nothing exactly (rare: most questions name things as they are)."""
     if not phrases:
         return []
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(ENTITY_LINK, {**access_params, "phrases": list(phrases), "limit": limit})
         found = [LinkedNode(p, node, method, float(score), name) for p, node, method, score, name in cursor.fetchall()]
         matched = {row.phrase for row in found}
@@ -221,7 +221,7 @@ def graph_hop(nodes: Sequence[int], access_params: dict, *, per_node: int, query
     statement = GRAPH_HOP.format(access=chunk_access_sql("c"), filters=filters_clause, cues=_RELATION_CUES)
     params = {**access_params, **(filter_params or {}), "nodes": list(nodes), "per_node": per_node,
               "scan_cap": SCAN_CAP, "query": query}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(statement, params)
         return [HopEdge(*row) for row in cursor.fetchall()]
 
@@ -230,7 +230,7 @@ def node_names(nodes: Sequence[int], access_params: dict) -> dict[int, tuple[str
     """node → (name, kind) for the nodes grounded for the caller; the others are absent."""
     if not nodes:
         return {}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(NODE_NAMES, {**access_params, "nodes": sorted(set(nodes))})
         return {node: (name, kind) for node, name, kind in cursor.fetchall()}
 
@@ -245,6 +245,6 @@ def entities_grounded(ids: Sequence[int], access_params: dict) -> set[int]:
     """The entities among `ids` that exist for the caller (grounded in a record they may read)."""
     if not ids:
         return set()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(ENTITIES_GROUNDED, {**access_params, "ids": sorted(set(ids))})
         return {row[0] for row in cursor.fetchall()}

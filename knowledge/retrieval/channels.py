@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from django.db import connection
 from psycopg import sql
 
 from groundwork.authority import Authority
+from groundwork.sql import prepared_cursor
 
 from .sql import LINKED_CHUNKS, compose
 
@@ -80,6 +80,6 @@ def linked_chunks(document_ids: Sequence[int], request: ChannelQuery, *, limit: 
         return []
     params = {**request.access_params, **request.filter_params, "documents": sorted(set(document_ids)),
               "limit": limit}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(compose(LINKED_CHUNKS, request.filters_clause), params)
         return [LinkedChunk(*row) for row in cursor.fetchall()]

@@ -264,3 +264,23 @@ def test_an_api_request_runs_in_its_callers_scope(world):
     assert response.status_code == 404
     own = world.client(world.admin).get(f"/api/v1/documents/{acme_doc.pk}")
     assert own.status_code == 200, own.content
+
+
+def test_a_prepared_statement_still_runs_in_the_callers_scope(world):
+    """groundwork.sql.prepared_cursor plans a statement once per connection; the row-level scope is set per
+    transaction by the execute wrappers, so the same prepared plan must answer each caller with their rows only."""
+    from groundwork.sql import prepared_cursor
+
+    _seed(world)
+    statement = sql.SQL("SELECT DISTINCT tenant_id FROM knowledge_document WHERE tenant_id = ANY(%(ids)s::bigint[])")
+    every = [world.acme.pk, world.globex.pk, world.platform.pk]
+    seen = []
+    for caller in [world.authority(world.admin), world.authority(world.outsider, world.globex)] * 4:
+        with transaction.atomic(), tenant_scope(caller), prepared_cursor() as cursor:
+            cursor.execute(statement, {"ids": every})
+            seen.append({row[0] for row in cursor.fetchall()})
+    assert seen == [{world.acme.pk, world.platform.pk}, {world.globex.pk, world.platform.pk}] * 4
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                       ["%SELECT DISTINCT tenant_id FROM knowledge_document%"])
+        assert cursor.fetchone()[0] == (1 if settings.DATABASE_PREPARED_STATEMENTS else 0)
