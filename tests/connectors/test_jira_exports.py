@@ -371,3 +371,13 @@ def test_lenient_dates():
     assert lenient_iso("25.02.2026 16:38") == "2026-02-25T16:38:00+00:00"
     assert lenient_iso("25 February 2026 16:38") == "2026-02-25T16:38:00+00:00"  # dateparser
     assert lenient_iso("Agreed") is None and lenient_iso("5") is None and lenient_iso("") is None
+
+
+def test_rest_comment_with_restricted_visibility_is_left_out(tmp_path):
+    data = as_json(ISSUES[:1])
+    data["issues"][0]["fields"]["comment"]["comments"].append(
+        {"author": _rest_person("acc-ada"), "body": "The devsonly plan.", "created": "2026-11-03T12:00:00.000+0000",
+         "visibility": {"type": "role", "value": "Developers"}})
+    write_json(tmp_path / "json" / "search.json", data)
+    [record], _ = _records(tmp_path, "json")
+    assert "devsonly" not in record["text"] and "orbitlamp" in record["text"] and record["metadata"]["comments"] == 2
