@@ -1,28 +1,45 @@
-"""A Jira issues export: the JSON the REST search API answers (`GET /rest/api/2|3/search?jql=…&fields=summary,
-description,status,assignee,reporter,comment,project,security,created,updated`), one or more pages of it —
-every `*.json` at the top of the export folder (or .zip) is read as `{"issues": […]}` (or a bare list).
+"""A Jira issues export: a folder (or .zip) whose top-level files are any mix of
+- `*.json`: the REST search API's answer (`GET /rest/api/2|3/search?jql=…&fields=summary,description,status,
+  assignee,reporter,comment,project,security,created,updated`), one or more pages, `{"issues": […]}` or a list;
+- `*.xml`: the issue navigator's "Export XML" (RSS: `rss/channel/item`);
+- `*.csv`: the issue navigator's "Export CSV (all fields)".
+`jira_files.py` reads each into the REST issue shape (what it reads from XML and CSV, and its choices, are in its
+docstring), so every format makes the same records.
 
-Records: **one per issue with its comments**; title `KEY-123: summary`; body the description and then each
-comment (author, date, text); descriptions and comments may be wiki-markup strings (REST v2) or Atlassian
-Document Format (v3, flattened to text with links); URL `<site_url>/browse/KEY-123`.
+Records: **one per issue with its comments**; title `KEY-123: summary`; body a status/assignee/reporter line,
+the description and then each comment (author, date, text); descriptions and comments may be wiki markup (REST v2,
+CSV: links made Markdown), rendered HTML (XML: converted to Markdown, links kept, scripts dropped) or Atlassian
+Document Format (REST v3, flattened to text with links); a comment restricted to a group or role is left out.
+URL `<site_url>/browse/KEY-123` (without `site_url`: the XML's own https link). Author: the reporter's e-mail when
+the export has one (REST only); None otherwise.
+
+Failures: an issue that cannot be read is one failed item (its stored document kept). A file that cannot be read
+at all (not parseable, over UPLOAD_MAX_FILE_BYTES, an XML with a DTD, a CSV without the needed columns) is one
+failed item named by the file while the other files still import; since we cannot tell which projects it held,
+that run deletes nothing (`partial_scopes()` is EVERY_SCOPE). No such file at all, or none readable, fails the run.
 
 Access (permission sync re-reads settings and the stored issues' metadata, no content): settings
 `project_access` maps a project key to principals (who may browse it) → the issue is `restricted` to them;
 a project missing from the map inherits the source's defaults. An issue-level security level
-(`fields.security.name`) is looked up in settings `security_levels` (name → principals): the reader must pass both
-(the same principal named in each); a level the settings do not map fails closed (restricted to no one).
+(`fields.security.name`; XML `<security>`; CSV `Security Level`) is looked up in settings `security_levels`
+(name → principals): the reader must pass both (the same principal named in each); a level the settings do not
+map fails closed (restricted to no one).
 """
 
 from __future__ import annotations
 
 import re
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 
 from knowledge.models import Visibility
 
 from .base import (
+    EVERY_SCOPE,
     Access,
     ConnectorError,
+    EveryScope,
     PermissionSnapshot,
     RecordError,
     SourceConnector,
@@ -31,8 +48,9 @@ from .base import (
     path_inside,
     principals_intersect,
 )
-from .export_files import ExportFiles, results_of
-from .markup import adf_text
+from .export_files import ExportFiles
+from .jira_files import SUFFIXES, FileUnreadable, file_issues
+from .markup import adf_text, wiki_links
 
 _KEY = re.compile(r"^[A-Z][A-Z0-9_]{0,30}-\d{1,12}$")
 
@@ -44,6 +62,12 @@ def _person(value) -> tuple[str, str | None]:
     email = value.get("emailAddress")
     email = email.strip().lower() if isinstance(email, str) and "@" in email else None
     return str(value.get("displayName") or value.get("name") or email or "someone"), email
+
+
+def _markup(value) -> str:
+    """A description or comment: wiki markup (REST v2, CSV; links made Markdown), Markdown already converted
+    from the XML export's HTML, or Atlassian Document Format (REST v3)."""
+    return wiki_links(value) if isinstance(value, str) else adf_text(value)
 
 
 def jira_access(settings: Mapping, project: str, level: str | None) -> Access:
@@ -63,15 +87,35 @@ def jira_access(settings: Mapping, project: str, level: str | None) -> Access:
 
 class JiraExportConnector(SourceConnector):
     kind = "jira_export"
+    _partial: frozenset[str] | set[str] | EveryScope = frozenset()
 
-    def _issues(self) -> Iterator[dict]:
+    def partial_scopes(self) -> frozenset[str] | set[str] | EveryScope:
+        return self._partial
+
+    def records(self) -> Iterator[SourceRecord | RecordError]:
+        self._partial = set()
         export = ExportFiles(path_inside(self.root, self.settings.get("path", "")))
-        names = [n for n in export.names(".") if n.lower().endswith(".json")] if export.archive is None else \
-            sorted(n for n in export.archive.namelist() if "/" not in n and n.lower().endswith(".json"))
+        names = [n for n in export.names(".") if n.lower().endswith(SUFFIXES)] if export.archive is None else \
+            sorted(n for n in export.archive.namelist() if "/" not in n and n.lower().endswith(SUFFIXES))
         if not names:
-            raise ConnectorError("the export holds no .json search results")
+            raise ConnectorError("the export holds no .json, .xml or .csv file of issues")
+        site, read = str(self.settings.get("site_url") or "").rstrip("/"), 0
         for name in names:
-            yield from results_of(export.json(name), name)
+            try:
+                raw = export.read(name)
+                if raw is None:
+                    raise FileUnreadable("it cannot be opened")
+                issues = file_issues(name, raw, site=site)
+            except (FileUnreadable, ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+                # Which projects the file held is not known, so no stored issue may be taken for deleted this
+                # run; the other files still import.
+                self._partial = EVERY_SCOPE
+                yield RecordError(item=name, reason=f"the file could not be read: {exc}"[:300])
+                continue
+            read += 1
+            yield from (self._issue_record(issue) for issue in issues)
+        if not read:
+            raise ConnectorError(f"no file of the export could be read ({', '.join(names)})"[:500])
 
     def permissions(self) -> PermissionSnapshot:
         def resolve(metadata: Mapping) -> Access | None:
@@ -81,19 +125,17 @@ class JiraExportConnector(SourceConnector):
 
         return PermissionSnapshot(resolve=resolve, scopes=len(self.settings.get("project_access") or {}))
 
-    def records(self) -> Iterator[SourceRecord | RecordError]:
-        for issue in self._issues():
-            key = issue.get("key") if isinstance(issue, dict) else None
-            if not isinstance(key, str) or not _KEY.match(key):
-                yield RecordError(item=str(key)[:80] if key else "an issue", reason="an issue without a valid key")
-                continue
-            try:
-                yield self._record(key, issue.get("fields") or {})
-            except (TypeError, ValueError, AttributeError) as exc:
-                yield RecordError(item=key, reason=f"unreadable issue: {type(exc).__name__}: {exc}"[:300],
-                                  external_id=key, scope=key.split("-")[0])
+    def _issue_record(self, issue) -> SourceRecord | RecordError:
+        key = issue.get("key") if isinstance(issue, dict) else None
+        if not isinstance(key, str) or not _KEY.match(key):
+            return RecordError(item=str(key)[:80] if key else "an issue", reason="an issue without a valid key")
+        try:
+            return self._record(key, issue.get("fields") or {}, str(issue.get("browse_url") or ""))
+        except (TypeError, ValueError, AttributeError) as exc:
+            return RecordError(item=key, reason=f"unreadable issue: {type(exc).__name__}: {exc}"[:300],
+                               external_id=key, scope=key.split("-")[0])
 
-    def _record(self, key: str, fields: dict) -> SourceRecord:
+    def _record(self, key: str, fields: dict, browse_url: str = "") -> SourceRecord:
         summary = fields.get("summary")
         if not isinstance(summary, str) or not summary.strip():
             raise ValueError("no summary")
@@ -104,19 +146,20 @@ class JiraExportConnector(SourceConnector):
         assignee, _ = _person(fields.get("assignee"))
         reporter, reporter_email = _person(fields.get("reporter"))
         lines = [f"Status: {status} · Assignee: {assignee} · Reporter: {reporter}", "",
-                 adf_text(fields.get("description")).strip()]
-        comments = ((fields.get("comment") or {}).get("comments")) or []
+                 _markup(fields.get("description")).strip()]
+        # A comment restricted to a group or role is not for everyone who may read the issue: left out.
+        comments = [c for c in ((fields.get("comment") or {}).get("comments")) or []
+                    if isinstance(c, dict) and not c.get("visibility")]
         for comment in comments:
-            if isinstance(comment, dict):
-                who, _ = _person(comment.get("author"))
-                when = iso_datetime(comment.get("created"))
-                lines += ["", f"**{who}** ({when:%Y-%m-%d %H:%M}):" if when else f"**{who}**:",
-                          adf_text(comment.get("body")).strip()]
+            who, _ = _person(comment.get("author"))
+            when = iso_datetime(comment.get("created"))
+            lines += ["", f"**{who}** ({when:%Y-%m-%d %H:%M}):" if when else f"**{who}**:",
+                      _markup(comment.get("body")).strip()]
         site = str(self.settings.get("site_url") or "").rstrip("/")
+        url = f"{site}/browse/{key}" if site else browse_url if browse_url.startswith("https://") else ""
         return SourceRecord(
             external_id=key, title=f"{key}: {summary.strip()}", body="\n".join(lines).strip(), scope=project,
-            format="markdown", url=f"{site}/browse/{key}" if site else "",
-            author=f"email:{reporter_email}" if reporter_email else None,
+            format="markdown", url=url, author=f"email:{reporter_email}" if reporter_email else None,
             created_at=iso_datetime(fields.get("created")), updated_at=iso_datetime(fields.get("updated")),
             access=jira_access(self.settings, project, level),
             metadata={"connector": "jira", "issue_key": key, "project": project, "status": status,

@@ -4,12 +4,20 @@ macros) or view HTML, and Atlassian Document Format (Jira Cloud REST v3 descript
 Links become `[label](url)` so the body stays readable and knowledge's record links (knowledge/record_links.py:
 Markdown links matched to another record's URL) can follow them; a page link without an address becomes
 `[[Title]]` (matched by title). `link_target(kind, value)` decides the URL of a link to another page and the
-converter reports every link it made."""
+converter reports every link it made.
+
+Also: rendered HTML from an untrusted export (Jira's XML issue export) — `html_markdown`, cleaned by nh3 first
+(scripts, styles and their content, event attributes and `javascript:` addresses go) — and the links of Jira
+wiki markup (`[label|https://…]`, REST v2 and CSV exports) as Markdown links — `wiki_links`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import nh3
 
 _BLOCKS = {"p", "div", "ul", "ol", "table", "tr", "blockquote", "pre", "br", "hr"}
 _SKIPPED = {"script", "style", "ac:parameter", "ac:placeholder"}
@@ -130,3 +138,27 @@ def adf_text(node) -> str:
                 "tableRow"):
         return inner.strip() + "\n\n"
     return inner
+
+
+def html_markdown(html: str, site: str = "") -> str:
+    """Readable Markdown of untrusted rendered HTML: nh3 drops scripts, styles and unsafe addresses first; links
+    stay `[label](url)` when absolute http(s) (a site-relative `/path` is joined to `site`), others keep their
+    label as text."""
+
+    def target(kind: str, value: str) -> tuple[str, str | None]:
+        if value.startswith("/") and not value.startswith("//") and site:
+            value = site.rstrip("/") + value
+        return (value, None) if kind == "url" and urlsplit(value).scheme in ("http", "https") else ("", None)
+
+    cleaned = nh3.clean(html or "", url_schemes={"http", "https", "mailto"}, link_rel=None)
+    return storage_markdown(cleaned, target)[0]
+
+
+# [label|https://…] and [https://…]; not when already followed by "(" (a Markdown link's target).
+_WIKI_LABELLED = re.compile(r"\[([^\[\]|\n]{1,500})\|((?:https?|mailto):[^\]\s|]{1,2000})\](?!\()")
+_WIKI_BARE = re.compile(r"\[((?:https?):[^\]\s|]{1,2000})\](?!\()")
+
+
+def wiki_links(text: str) -> str:
+    """Jira wiki markup's links as Markdown links (the rest of the markup is readable as it is)."""
+    return _WIKI_BARE.sub(r"\1", _WIKI_LABELLED.sub(r"[\1](\2)", text))
