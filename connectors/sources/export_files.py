@@ -15,7 +15,10 @@ from .base import ConnectorError
 class ExportFiles:
     def __init__(self, target: Path) -> None:
         self.target = target
-        self.archive = zipfile.ZipFile(target) if target.is_file() and target.suffix.lower() == ".zip" else None
+        try:
+            self.archive = zipfile.ZipFile(target) if target.is_file() and target.suffix.lower() == ".zip" else None
+        except (zipfile.BadZipFile, OSError) as exc:  # a truncated upload, or not a zip at all: say so
+            raise ConnectorError(f"the export {target.name} is not a readable .zip file ({exc})") from exc
         if self.archive is None and not target.is_dir():
             raise ConnectorError("the path must be an export folder or a .zip file")
 

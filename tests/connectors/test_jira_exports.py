@@ -343,6 +343,22 @@ def test_zip_export_with_xml_and_csv(world, import_root):
     assert run.status == "succeeded" and run.added == 3 and run.failed == 0, run.errors
 
 
+
+def test_a_corrupt_zip_fails_the_run_with_a_clear_message_and_keeps_documents(world, import_root):
+    folder = import_root / "acme"
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / "jira.zip", "w") as archive:
+        archive.writestr("acme.xml", as_xml(ISSUES[:2]))
+    source = Source.objects.create(tenant=world.acme, kind="tickets", name="Acme Jira")
+    connector_configure(authority=world.authority(world.admin), source=source, kind="jira_export",
+                        settings={"path": "jira.zip", **ACCESS})
+    assert sync(world, source).added == 2
+    data = (folder / "jira.zip").read_bytes()
+    (folder / "jira.zip").write_bytes(data[: len(data) // 3])  # a truncated upload
+    run = sync(world, source)
+    assert run.status == "failed" and "not a readable .zip" in run.message, run.message
+    assert Document.objects.filter(source=source).count() == 2
+
 def test_csv_repeated_columns_bom_newlines_delimiters_and_lenient_comments():
     header = ["Issue key", "Summary", "Comment", "Assignee", "Assignee Id", "Comment", "Security Level", "Comment",
               "Description", "Created"]
