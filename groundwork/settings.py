@@ -407,6 +407,9 @@ CONNECTORS_API_MAX_WAIT_S = env_int("CONNECTORS_API_MAX_WAIT_S", 120, minimum=1)
 CONNECTORS_API_MAX_RETRIES = env_int("CONNECTORS_API_MAX_RETRIES", 5, minimum=0)
 # Live connectors list everything (and so find deletions) at least this often; between, they sync incrementally.
 CONNECTORS_FULL_LISTING_HOURS = env_int("CONNECTORS_FULL_LISTING_HOURS", 24, minimum=1)
+# Confluence's XML space export: entities.xml is streamed (never held whole), up to this many bytes; its
+# attachments and every other export file stay under UPLOAD_MAX_FILE_BYTES.
+CONNECTORS_EXPORT_XML_MAX_BYTES = env_int("CONNECTORS_EXPORT_XML_MAX_BYTES", 2 * 1024**3, minimum=1024)
 # Slack live API mode (connectors/sources/slack_api.py): the Web API's address (a test points it at a fake),
 # the per-call timeout, how many pages one list call may take, and the bounded 429 handling: retries per call,
 # and the longest Retry-After the sync will wait (a longer one fails the channel, to be read next run).

@@ -1,20 +1,30 @@
-"""Confluence: a space export (folder or .zip) and live Confluence Cloud REST.
+"""Confluence: a space export (folder or .zip) in either of two formats, and live Confluence Cloud REST.
 
-**Export layout** (our documented choice: the JSON of Confluence Cloud REST `content` results, so the export and
-the live mode share one reader): `pages.json` — the pages as `GET /wiki/rest/api/content?spaceKey=…&type=page
-&expand=body.storage,version,history,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group`
-answers them (a bare list or the `{"results": […]}` page); optional `space.json` (`{"key", "name",
-"_links": {"base"}}`), `users.json` (`[{"accountId", "email"}]`, for restrictions that name account ids only),
-`groups.json` (`{"group name": ["member e-mail", …]}`, used to intersect restrictions), and
-`attachments/<page id>/<file name>` — each file a format of the upload surface (knowledge.files) becomes a
-document of its own; other types are skipped.
+**Export formats** (kind `confluence_export`; told apart by their files, `entities.xml` first):
+- **Confluence's XML space export** (Space settings → Export space → XML: `entities.xml`,
+  `exportDescriptor.properties`, `attachments/<page id>/<attachment id>/<version>`) — what an admin actually
+  downloads. Read by confluence_xml.py, streamed (never held whole; CONNECTORS_EXPORT_XML_MAX_BYTES), DTDs refused;
+  only current page versions count (no historical versions, drafts or deleted pages); View restrictions
+  (ContentPermissionSet/ContentPermission) are the read restrictions, Edit ones do not limit reading. Settings:
+  `site_url` (for URLs), `space_key` (when the export holds several spaces), `user_emails`.
+- **The JSON of Confluence Cloud REST `content` results** (our documented layout, shared with the live mode):
+  `pages.json` — the pages as `GET /wiki/rest/api/content?spaceKey=…&type=page
+  &expand=body.storage,version,history,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group`
+  answers them (a bare list or the `{"results": […]}` page); optional `space.json` (`{"key", "name",
+  "_links": {"base"}}`), `users.json` (`[{"accountId", "email"}]`, for restrictions that name account ids only),
+  `groups.json` (`{"group name": ["member e-mail", …]}`, used to intersect restrictions), and
+  `attachments/<page id>/<file name>`.
+Both go through one `Space` (the XML reader hands it pages in the REST shape), so they make the same records.
+In both, each attachment whose format the upload surface (knowledge.files) reads becomes a document of its own;
+other types are skipped.
 
 **Records**: one per page — Markdown body (storage XHTML converted; page links as `[title](url)`), the
 breadcrumb (space › ancestors › page) as its first line, metadata `ancestors` (ids and titles), `links` (title,
 page id when in the space, url) for the graph, and `version`. One per readable attachment, with its page's access.
 
 **Access**: a page restricted for reading is `restricted` to its read restrictions (users → `email:`, via the
-result's `email` or users.json / settings.user_emails; groups → `group:<name>`); restrictions of ancestors apply
+result's `email` or users.json / settings.user_emails — in the XML export the user's e-mail in entities.xml or
+settings.user_emails by user key or username; groups → `group:<name>`); restrictions of ancestors apply
 too: a reader must pass every restricted level (`principals_intersect`: the same principal at each level, or an
 e-mail that groups.json places in the group named there). Unmapped users, and ancestors missing from the listing,
 fail closed. Unrestricted pages inherit the source's defaults (set them to the space's permissions).
@@ -50,6 +60,7 @@ from .base import (
     path_inside,
     principals_intersect,
 )
+from .confluence_xml import ENTITIES, EntitiesExport, XmlAttachment
 from .export_files import ExportFiles, results_of
 from .http import ApiClient, ApiError
 from .markup import storage_markdown
@@ -184,21 +195,34 @@ class Space:
         return PermissionSnapshot(resolve=resolve, scopes=len(by_page))
 
 
+def _page_record(space: Space, pid: str) -> SourceRecord | RecordError:
+    try:
+        return space.record(pid)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        return RecordError(item=f"page {pid}", reason=f"unreadable page: {type(exc).__name__}: {exc}"[:300],
+                           external_id=pid, scope=pid)
+
+
 def _page_records(space: Space) -> Iterator[SourceRecord | RecordError]:
     yield from space.invalid
     for pid in space.pages:
-        try:
-            yield space.record(pid)
-        except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            yield RecordError(item=f"page {pid}", reason=f"unreadable page: {type(exc).__name__}: {exc}"[:300],
-                              external_id=pid, scope=pid)
+        yield _page_record(space, pid)
 
 
 class ConfluenceExportConnector(SourceConnector):
+    """Either export format, told apart by its files: `entities.xml` (Confluence's XML space export,
+    confluence_xml.py) or `pages.json` (the REST `content` JSON); both make their records through `Space`."""
+
     kind = "confluence_export"
 
-    def _space(self) -> tuple[ExportFiles, Space]:
-        export = ExportFiles(path_inside(self.root, self.settings.get("path", "")))
+    def _export(self) -> ExportFiles:
+        return ExportFiles(path_inside(self.root, self.settings.get("path", "")))
+
+    def _site(self, fallback: str = "") -> str:
+        site = str(self.settings.get("site_url") or fallback or "")
+        return site if site.startswith("https://") else ""
+
+    def _json_space(self, export: ExportFiles) -> Space:
         pages = results_of(export.json("pages.json"), "pages.json")
         meta = export.json("space.json", required=False) or {}
         meta = meta if isinstance(meta, dict) else {}
@@ -209,17 +233,36 @@ class ConfluenceExportConnector(SourceConnector):
         groups = export.json("groups.json", required=False) or {}
         members = {f"group:{' '.join(str(g).lower().split())}": {e.lower() for e in emails if isinstance(e, str)}
                    for g, emails in (groups.items() if isinstance(groups, dict) else []) if isinstance(emails, list)}
-        site = str(self.settings.get("site_url") or (meta.get("_links") or {}).get("base") or "")
-        space = Space(pages, key=str(meta.get("key") or self.settings.get("space_key") or ""),
-                      name=str(meta.get("name") or ""), site=site if site.startswith("https://") else "",
-                      users=users, members=members)
-        return export, space
+        return Space(pages, key=str(meta.get("key") or self.settings.get("space_key") or ""),
+                     name=str(meta.get("name") or ""), site=self._site((meta.get("_links") or {}).get("base")),
+                     users=users, members=members)
+
+    def _xml_space(self, export: ExportFiles) -> tuple[EntitiesExport, Space]:
+        emails = self.settings.get("user_emails") or {}
+        xml = EntitiesExport(export, space_key=str(self.settings.get("space_key") or ""), user_emails=emails)
+        return xml, Space(xml.pages, key=xml.key, name=xml.name, site=self._site(), users=emails,
+                          members=xml.members)
+
+    def _export_xml(self) -> tuple[ExportFiles, bool]:
+        """The export, and whether it is Confluence's XML export (else the REST JSON layout)."""
+        export = self._export()
+        if export.has(ENTITIES):
+            return export, True
+        if not export.has("pages.json"):
+            raise ConnectorError(f"the export holds neither {ENTITIES} (Confluence's XML space export) nor "
+                                 "pages.json (REST content JSON)")
+        return export, False
 
     def permissions(self) -> PermissionSnapshot:
-        return self._space()[1].snapshot()
+        export, xml = self._export_xml()
+        return (self._xml_space(export)[1] if xml else self._json_space(export)).snapshot()
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
-        export, space = self._space()
+        export, xml = self._export_xml()
+        yield from self._xml_records(export) if xml else self._json_records(export)
+
+    def _json_records(self, export: ExportFiles) -> Iterator[SourceRecord | RecordError]:
+        space = self._json_space(export)
         yield from _page_records(space)
         for pid in export.folders("attachments"):
             if pid not in space.pages:
@@ -235,6 +278,46 @@ class ConfluenceExportConnector(SourceConnector):
                                       external_id=f"{pid}/attachments/{name}", scope=pid)
                     continue
                 yield from space.attachment_records(pid, name, data)
+
+    def _xml_records(self, export: ExportFiles) -> Iterator[SourceRecord | RecordError]:
+        xml, space = self._xml_space(export)
+        yield from space.invalid
+        read: set[str] = set()
+        for pid, markup, problem in xml.bodies():
+            if pid not in space.pages:
+                continue  # left out as invalid (no title): already reported
+            read.add(pid)
+            if markup is None:  # external_id and scope: the stored page and its attachments are kept
+                yield RecordError(item=f"page {pid}", reason=problem, external_id=pid, scope=pid)
+                continue
+            space.pages[pid]["body"] = {"storage": {"value": markup}}
+            yield _page_record(space, pid)
+            space.pages[pid].pop("body")  # one body held at a time
+        for pid in space.pages:
+            if pid not in read:
+                yield RecordError(item=f"page {pid}", reason="the export holds no body for this page",
+                                  external_id=pid, scope=pid)
+        for attachment in xml.attachments:
+            if attachment.page_id in space.pages:
+                yield from _xml_attachment(export, space, attachment)
+
+
+def _xml_attachment(export: ExportFiles, space: Space, attachment: XmlAttachment
+                    ) -> Iterator[SourceRecord | RecordError]:
+    pid, name = attachment.page_id, attachment.name
+    if file_kind(name) is None:
+        return  # a type the upload surface does not read (as in the JSON layout): skipped, not an error
+    external_id = f"{pid}/attachments/{name}"[:512]
+    try:
+        data = next((found for path in attachment.paths() if (found := export.read(path)) is not None), None)
+    except ValueError as exc:
+        yield RecordError(item=external_id, reason=str(exc), external_id=external_id, scope=pid)
+        return
+    if data is None:
+        yield RecordError(item=external_id, reason="the export holds no file for this attachment (exported without "
+                          "attachments?)", external_id=external_id, scope=pid)
+        return
+    yield from space.attachment_records(pid, name, data, attachment.updated_at)
 
 
 def _minute(moment: datetime) -> str:
