@@ -67,11 +67,12 @@ test: venv browser
 lint: venv
 	$(BIN)/ruff check .
 
-# CELERY_WORKER_CONCURRENCY processes (default 2), counted in the database connection budget.
-worker: venv
+# CELERY_WORKER_CONCURRENCY processes (default 2), counted in the database connection budget. Beat keeps its
+# schedule in the database (django-celery-beat's DatabaseScheduler: CELERY_BEAT_SCHEDULER in settings), so it
+# needs the migrated database, not a schedule file.
+worker: migrate
 	@test -n "$$CELERY_BROKER_URL" || { echo "set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0)"; exit 2; }
-	@mkdir -p var
-	$(BIN)/celery -A groundwork worker --beat --schedule var/celerybeat-schedule --loglevel=INFO
+	$(BIN)/celery -A groundwork worker --beat --loglevel=INFO
 
 bench: migrate
 	$(BIN)/python manage.py bench_all --out var/bench

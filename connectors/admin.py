@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from groundwork.admin_scoping import TenantRecordAdmin, TenantScopedAdmin, admin_authority
 
 from .models import Connector, SyncRun
-from .services import connector_configure, connector_settings_clean
+from .services import connector_configure, connector_delete, connector_settings_clean
 
 
 class ConnectorForm(forms.ModelForm):
@@ -75,6 +75,14 @@ class ConnectorAdmin(TenantScopedAdmin, admin.ModelAdmin):
         except (ValidationError, PermissionDenied) as exc:
             raise PermissionDenied(str(exc)) from exc
         obj.pk, obj.tenant_id = saved.pk, saved.tenant_id
+
+    # Deleting goes through the service too, which removes the connector's Celery beat schedule with it.
+    def delete_model(self, request, obj):
+        connector_delete(authority=admin_authority(request, obj.tenant), connector=obj)
+
+    def delete_queryset(self, request, queryset):
+        for connector in queryset.select_related("tenant", "source"):
+            connector_delete(authority=admin_authority(request, connector.tenant), connector=connector)
 
 
 @admin.register(SyncRun)

@@ -1,8 +1,18 @@
-"""Writes of the connectors app: configure a source's connector, queue sync runs (by hand, by the API, by the
-schedule). Running them is connectors/sync.py; the worker task is connectors/tasks.py."""
+"""Writes of the connectors app: configure a source's connector, keep its Celery beat schedule in step, queue sync
+runs (by hand, by the API, by the schedule). Running them is connectors/sync.py; the worker tasks are
+connectors/tasks.py.
+
+The schedule is django-celery-beat's: one `PeriodicTask` per connector and mode with an interval, named
+`connector:<id>:<mode>`, every `<minutes>` minutes, calling `connectors.tasks.sync_scheduled_task(id, mode)`.
+Those rows are derived from the connector — written only by `connector_schedule_sync`, in the transaction that
+changes the connector (configure, delete, its source's deletion) — so the API, the admin and the Manage page,
+which all go through these services, keep beat in step; `manage.py connectors_schedule_sync` rebuilds them all.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
@@ -10,8 +20,9 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from groundwork.authority import Authority
 from groundwork.services import principal_parse
@@ -27,6 +38,7 @@ _SPACE_KEY = re.compile(r"^~?[A-Za-z0-9_-]{1,255}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
 
 KEEP = object()  # an argument left out: the connector keeps what it has
+logger = logging.getLogger(__name__)
 
 
 class SyncBusy(Exception):
@@ -198,7 +210,106 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
         if enabled is not KEEP:
             connector.enabled = bool(enabled)
         connector.save()
+        connector_schedule_sync(connector_id=connector.pk)
     return connector
+
+
+def connector_delete(*, authority: Authority, connector: Connector) -> None:
+    """Delete the connector, its runs and its beat schedule (the source and its documents stay)."""
+    _require_admin(authority, connector.source)
+    with transaction.atomic():
+        Connector.objects.filter(pk=connector.pk).delete()
+        connector_schedule_sync(connector_id=connector.pk)
+
+
+def connector_schedule_on_source_delete(source_id: int) -> None:
+    """knowledge.hooks listener: a source is being deleted in this transaction; its connector goes with it by the
+    cascade, its beat rows (no foreign key reaches them) go here."""
+    for connector_id in Connector.objects.filter(source_id=source_id).values_list("pk", flat=True):
+        schedule_rows(connector_id).delete()
+
+
+# --- The beat schedule -------------------------------------------------------------------------------------
+SCHEDULED_TASK = "connectors.tasks.sync_scheduled_task"
+_SCHEDULE_NAME = re.compile(r"^connector:(\d+):(content|permissions)$")
+
+
+def schedule_name(connector_id: int, mode: str) -> str:
+    return f"connector:{connector_id}:{mode}"
+
+
+def schedule_rows(connector_id: int) -> QuerySet[PeriodicTask]:
+    """The connector's PeriodicTask rows (a queryset: at most one per mode)."""
+    return PeriodicTask.objects.filter(name__in=[schedule_name(connector_id, m) for m in SyncRun.Mode.values])
+
+
+def _interval_minutes(connector: Connector, mode: str) -> int | None:
+    if mode == SyncRun.Mode.CONTENT:
+        return connector.content_interval_minutes
+    return connector.permissions_interval_minutes
+
+
+def _every(minutes: int) -> IntervalSchedule:
+    # Interval rows are shared by every task of the same period and never deleted here: a PeriodicTask's
+    # interval foreign key cascades, so removing a row another connector (or the sweeps) uses would drop theirs.
+    found = IntervalSchedule.objects.filter(every=minutes, period=IntervalSchedule.MINUTES).order_by("pk").first()
+    return found or IntervalSchedule.objects.create(every=minutes, period=IntervalSchedule.MINUTES)
+
+
+def _last_run_at(connector: Connector, mode: str, minutes: int) -> datetime:
+    """Where beat starts counting a new or re-enabled schedule from: the mode's last run, so the cadence is the
+    one the connector had; a mode that never ran is due at beat's next tick."""
+    last = connector.runs.filter(mode=mode).order_by("-created_at").values_list("created_at", flat=True).first()
+    return last or timezone.now() - timedelta(minutes=minutes)
+
+
+def _schedule_write(connector: Connector, mode: str, minutes: int) -> None:
+    name = schedule_name(connector.pk, mode)
+    wanted = {"task": SCHEDULED_TASK, "interval_id": _every(minutes).pk, "crontab_id": None, "solar_id": None,
+              "clocked_id": None, "args": json.dumps([connector.pk, mode]), "kwargs": "{}", "one_off": False,
+              "start_time": None, "expires": None, "expire_seconds": None, "enabled": connector.enabled}
+    row = PeriodicTask.objects.select_for_update().filter(name=name).first()
+    if row is None:
+        PeriodicTask.objects.create(
+            name=name, description=f"{mode} sync of the connector of source {connector.source_id} "
+                                   f"(tenant {connector.tenant_id}); edit the connector's interval, not this row",
+            last_run_at=_last_run_at(connector, mode, minutes) if connector.enabled else None, **wanted)
+        return
+    changed = [field for field, value in wanted.items() if getattr(row, field) != value]
+    if not changed:
+        return  # an unchanged row is left alone: every save makes beat re-read its whole schedule
+    if connector.enabled and not row.enabled:
+        row.last_run_at = _last_run_at(connector, mode, minutes)  # PeriodicTask.save cleared it when disabled
+    for field in changed:
+        setattr(row, field, wanted[field])
+    # A full save: beat writes only last_run_at / total_run_count, and the row is locked since it was read.
+    row.save()
+
+
+def connector_schedule_sync(*, connector_id: int) -> None:
+    """Make the connector's beat rows match the connector: a PeriodicTask per mode that has an interval
+    (enabled as the connector is), none for a mode without one or a connector that no longer exists.
+    Idempotent; run inside the caller's transaction when there is one, so the rows commit with the connector."""
+    with transaction.atomic():
+        connector = Connector.objects.select_for_update().filter(pk=connector_id).first()
+        for mode in SyncRun.Mode.values:
+            minutes = _interval_minutes(connector, mode) if connector is not None else None
+            if minutes is None:
+                PeriodicTask.objects.filter(name=schedule_name(connector_id, mode)).delete()
+            else:
+                _schedule_write(connector, mode, minutes)
+
+
+def connector_schedules_rebuild() -> dict[str, int]:
+    """Every connector's beat rows from the Connector table, and no row for a connector that is gone (a tenant
+    deleted by the cascade, a restored database). Needs a scope that sees every tenant (a command's)."""
+    ids = set(Connector.objects.values_list("pk", flat=True))
+    for connector_id in sorted(ids):
+        connector_schedule_sync(connector_id=connector_id)
+    orphans = [row.pk for row in PeriodicTask.objects.filter(name__startswith="connector:").only("pk", "name")
+               if (match := _SCHEDULE_NAME.match(row.name)) is None or int(match.group(1)) not in ids]
+    PeriodicTask.objects.filter(pk__in=orphans).delete()
+    return {"connectors": len(ids), "removed": len(orphans)}
 
 
 def _run_queue(connector: Connector, mode: str, trigger: str) -> SyncRun:
@@ -229,37 +340,45 @@ def sync_run_start(*, authority: Authority, source: Source, mode: str = SyncRun.
     return _run_queue(connector, mode, trigger)
 
 
-def sync_due_start(*, now: datetime | None = None) -> list[int]:
-    """Celery beat (every CONNECTORS_SCHEDULE_CHECK_S): queue the runs whose interval has passed since the last
-    run of their mode. A source busy with another run is simply checked again next time."""
-    now = now or timezone.now()
-    queued = []
-    scheduled = Connector.objects.filter(enabled=True).filter(
-        Q(content_interval_minutes__isnull=False) | Q(permissions_interval_minutes__isnull=False))
-    for connector in scheduled.order_by("pk"):
-        for mode, minutes in ((SyncRun.Mode.CONTENT, connector.content_interval_minutes),
-                              (SyncRun.Mode.PERMISSIONS, connector.permissions_interval_minutes)):
-            if minutes is None:
-                continue
-            last = connector.runs.filter(mode=mode).order_by("-created_at").values_list(
-                "created_at", flat=True).first()
-            if last is not None and last > now - timedelta(minutes=minutes):
-                continue
-            try:
-                queued.append(_run_queue(connector, mode, "schedule").pk)
-            except SyncBusy:
-                break  # one run per source: the other mode waits for the next check
-    return queued
-
-
 # A run queued this long ago and never started lost its task message; one "running" past the task's hard time
 # limit lost its worker. Either is queued again (the task skips a run another worker still holds the lock for).
 QUEUED_STALE = timedelta(minutes=10)
 RUNNING_STALE = timedelta(minutes=62)
 
 
+def sync_scheduled_start(*, connector_id: int, mode: str, now: datetime | None = None) -> str:
+    """Beat's tick for one connector and mode: queue a run with trigger "schedule" unless there is no need.
+    Returns what happened:
+    - "queued": a run was queued (after commit);
+    - "busy": a run of this mode is queued or running — it is this tick's run;
+    - "recent": a run of this mode created within the last half interval has finished — a tick delivered
+      twice, a waiting tick that another caught up with, or a sync started by hand just before;
+    - "waiting": the other mode's run is active (one run per source); the task tries again shortly, so
+      two modes due together do not starve one another;
+    - "unscheduled": the connector is gone, disabled or has no interval for the mode any more (the tick was
+      sent before the change); its beat rows are rewritten from the connector."""
+    if mode not in SyncRun.Mode.values:
+        raise ValidationError("mode must be 'content' or 'permissions'")
+    now = now or timezone.now()
+    connector = Connector.objects.filter(pk=connector_id).first()
+    minutes = _interval_minutes(connector, mode) if connector is not None else None
+    if minutes is None or not connector.enabled:
+        logger.info("connector %s: %s schedule no longer applies; its beat rows are rewritten", connector_id, mode)
+        connector_schedule_sync(connector_id=connector_id)
+        return "unscheduled"
+    if connector.runs.filter(mode=mode, created_at__gte=now - timedelta(minutes=minutes) / 2).exclude(
+            status__in=SyncRun.ACTIVE).exists():
+        return "recent"
+    try:
+        _run_queue(connector, mode, "schedule")
+    except SyncBusy as busy:
+        active_mode = SyncRun.objects.filter(pk=busy.run_id).values_list("mode", flat=True).first()
+        return "busy" if active_mode == mode else "waiting"
+    return "queued"
+
+
 def sync_runs_requeue(*, now: datetime | None = None) -> list[int]:
-    """Celery beat, beside sync_due_start: queue again the active runs whose task was lost, so a lost message
+    """Celery beat (every WORK_RESUME_INTERVAL_S): queue again the active runs whose task was lost, so a lost message
     never blocks its source for good. Idempotent: a run that finishes meanwhile is skipped by the task."""
     now = now or timezone.now()
     stale = SyncRun.objects.filter(

@@ -7,6 +7,8 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.template.response import TemplateResponse
+from django_celery_beat import admin as _celery_beat_admin  # noqa: F401 (registers the models unregistered below)
+from django_celery_beat.models import ClockedSchedule, CrontabSchedule, IntervalSchedule, PeriodicTask, SolarSchedule
 
 from .admin_scoping import (
     PlatformOnlyAdmin,
@@ -26,6 +28,13 @@ from .services import (
     membership_set,
     principal_normalise,
 )
+
+# django-celery-beat's admin (imported above, so it has registered before this removes it) is not offered, not
+# even to platform operators: its rows are derived — each connector's schedule is written from the connector's
+# interval fields by the connectors' services, the sweeps from settings.CELERY_BEAT_SCHEDULE — and a row edited
+# here, or switched by its enable/disable actions, would disagree with its source until the next write silently
+# undid it. The tables have no tenant column: the scoped site could offer them to operators only anyway.
+admin.site.unregister([PeriodicTask, IntervalSchedule, CrontabSchedule, SolarSchedule, ClockedSchedule])
 
 verbose_names_set(ApiKey, "API key", "API keys")
 verbose_names_set(ApiKeyUse, "API key use", "API key uses")

@@ -47,6 +47,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc served from our own static files (works offline)
     "axes",
+    # Celery beat's schedule in the database (CELERY_BEAT_SCHEDULER below): each connector's sync intervals
+    # are PeriodicTask rows its services write. Its admin is not offered (groundwork/admin.py).
+    "django_celery_beat",
     "groundwork.apps.PlatformConfig",
     "knowledge.apps.KnowledgeConfig",
     "findings.apps.FindingsConfig",
@@ -252,22 +255,25 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # The sweep holds a Redis lock; a worker killed holding it blocks sweeps until the lock expires.
     "unacked_mutex_expire": env_int("CELERY_UNACKED_MUTEX_EXPIRE", 300, minimum=1),
 }
-# Celery beat (`make worker` runs it; with several workers run `celery -A groundwork beat` once): a sweep
-# re-queues recent work whose task message was lost (knowledge/resume.py) — rows of the last WORK_RESUME_WINDOW_S
-# older than WORK_RESUME_AFTER_S that still lack their effect.
+# Celery beat (`make worker` runs it; with several workers run `celery -A groundwork beat` once) reads its
+# schedule from the database through django-celery-beat: each connector's content and permission intervals are
+# PeriodicTask rows (`connector:<id>:<mode>`) that connectors/services.py writes whenever a connector changes, so
+# a new interval needs no deploy and no beat restart (the scheduler re-reads the rows when they change).
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Sweeps that re-queue recent work whose task message was lost (knowledge/resume.py) — rows of the last
+# WORK_RESUME_WINDOW_S older than WORK_RESUME_AFTER_S that still lack their effect — and connector sync runs
+# whose task was lost. They stay in code: the DatabaseScheduler writes these entries into its PeriodicTask
+# table itself at every beat start (by name, updating the interval), so a fresh or upgraded database gets them
+# without a data migration or a command to remember, and their interval follows WORK_RESUME_INTERVAL_S.
 WORK_RESUME_INTERVAL_S = env_int("WORK_RESUME_INTERVAL_S", 300, minimum=1)
 WORK_RESUME_AFTER_S = env_int("WORK_RESUME_AFTER_S", 900, minimum=0)
 WORK_RESUME_WINDOW_S = env_int("WORK_RESUME_WINDOW_S", 86400, minimum=1)
-# Seconds between checks of the connectors' per-source schedules (connectors/schedule.py).
-CONNECTORS_SCHEDULE_CHECK_S = env_int("CONNECTORS_SCHEDULE_CHECK_S", 60, minimum=5)
 CELERY_BEAT_SCHEDULE = {
     "knowledge-work-resume": {"task": "knowledge.tasks.work_resume_task", "schedule": WORK_RESUME_INTERVAL_S},
     "findings-extraction-resume": {"task": "findings.tasks.extraction_resume_task",
                                    "schedule": WORK_RESUME_INTERVAL_S},
-    # Connectors: one beat entry checks every source's own schedule (connectors/schedule.py); the intervals
-    # live on each source's connector, so changing one needs no deploy and no django-celery-beat tables.
-    "connectors-schedule-check": {"task": "connectors.tasks.sync_schedule_task",
-                                  "schedule": CONNECTORS_SCHEDULE_CHECK_S},
+    "connectors-sync-runs-requeue": {"task": "connectors.tasks.sync_runs_requeue_task",
+                                     "schedule": WORK_RESUME_INTERVAL_S},
 }
 # The queue tasks go to when none is named (follow-up tasks too): lets a test or a second deployment on one
 # Redis keep its own workers.

@@ -1,4 +1,4 @@
-"""The one place later layers hear that a document changed or went away.
+"""The one place later layers hear that a document changed or went away, or that a source is being deleted.
 
 Findings and answers derive data from documents. They register a listener here from their
 AppConfig.ready(); the ingestion services call every listener inside the transaction that changes the
@@ -59,3 +59,19 @@ def documents_changed_notify(changes: list[DocumentChange]) -> None:
         return
     for listener in list(_listeners.values()):
         listener(changes)
+
+
+# A source about to be deleted: later layers that keep rows for it outside the foreign-key cascade (the
+# connectors' Celery beat schedule) remove them in the same transaction.
+SourceDeleteListener = Callable[[int], None]
+_source_delete_listeners: dict[str, SourceDeleteListener] = {}
+
+
+def source_delete_listener_register(name: str, listener: SourceDeleteListener) -> None:
+    """Register (or replace) `listener(source_id)` under a stable name."""
+    _source_delete_listeners[name] = listener
+
+
+def source_deleting_notify(source_id: int) -> None:
+    for listener in list(_source_delete_listeners.values()):
+        listener(source_id)

@@ -14,7 +14,7 @@ from groundwork.authority import Authority
 from groundwork.models import Tenant
 from groundwork.services import principal_parse
 
-from ..hooks import DocumentChange, documents_changed_notify
+from ..hooks import DocumentChange, documents_changed_notify, source_deleting_notify
 from ..models import Document, Source, SourceAcl, Visibility
 from .grants import _documents_access_apply, _principal_ids, _require_writer
 
@@ -104,5 +104,6 @@ def source_delete(*, authority: Authority, source: Source) -> int:
     with transaction.atomic():
         ids = list(Document.objects.filter(source=source).values_list("pk", flat=True))
         documents_changed_notify([DocumentChange(i, source.tenant_id, "deleted") for i in ids])
+        source_deleting_notify(source.pk)
         source.delete()
     return len(ids)

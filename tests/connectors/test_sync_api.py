@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from connectors.crypto import credentials_decrypt
 from connectors.models import Connector, SyncRun
-from connectors.services import SyncBusy, sync_due_start, sync_run_start
+from connectors.services import SyncBusy, sync_run_start
 from connectors.sql import source_lock_release, source_lock_try
 from connectors.sync import sync_run_execute
 
@@ -96,18 +96,6 @@ def test_a_source_locked_by_another_worker_is_skipped(world, slack_source):
     assert sync_run_execute(run_id=run.pk) == "skipped"  # re-delivered after it finished
 
 
-def test_schedule_queues_due_runs_once(world, slack_source):
-    connector = slack_source.connector
-    connector.content_interval_minutes, connector.permissions_interval_minutes = 60, 5
-    connector.save()
-    queued = sync_due_start()
-    assert len(queued) == 1 and SyncRun.objects.get(pk=queued[0]).mode == "content"
-    assert sync_due_start() == []  # busy: the permission run waits for the next check
-    sync_run_execute(run_id=queued[0])
-    [perm] = sync_due_start()
-    assert SyncRun.objects.get(pk=perm).mode == "permissions"
-
-
 def test_manage_page_lists_runs_and_starts_a_sync(world, slack_source):
     sync(world, slack_source)
     client = Client()
@@ -164,12 +152,12 @@ def test_a_run_whose_task_was_lost_is_queued_again_and_finishes(world, slack_sou
     from django.utils import timezone
 
     from connectors.services import sync_runs_requeue
-    from connectors.tasks import sync_schedule_task
+    from connectors.tasks import sync_runs_requeue_task
 
     run = sync_run_start(authority=world.authority(world.admin), source=slack_source)
     assert sync_runs_requeue() == []  # just queued: its task may still be on the way
     SyncRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(minutes=30))
-    assert sync_schedule_task()["requeued"] == [run.pk]  # inline queue in tests: it ran now
+    assert sync_runs_requeue_task.delay().get() == [run.pk]  # inline queue in tests: it ran now
     run.refresh_from_db()
     assert run.status == "succeeded" and run.added == 4
 
