@@ -37,6 +37,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def best_of_rounds(latencies: list[float], queries: int) -> list[float]:
+    """Per query, its fastest call over the rounds (the calls are in round-major order: round r's call for query
+    i is at r * queries + i). A query's fastest call is its own cost; a slower one also carries whatever else the
+    machine did meanwhile, which the A/A control shows to be larger than the layer this bench measures."""
+    return [min(latencies[i::queries]) for i in range(queries)]
+
+
 def bench_queries(limit: int) -> list[str]:
     """Titles and opening words of the sample records: questions the corpus can answer, of varied length."""
     documents = json.loads((DATA / "kestrel.json").read_text())["documents"]
@@ -112,12 +119,15 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
         scratch_tenant_drop(tenant)
         user.delete()
     rest_ms, mcp_ms, deltas = measured["rest_ms"], measured["mcp_ms"], measured["deltas"]
+    rest_best, mcp_best = best_of_rounds(rest_ms, len(queries)), best_of_rounds(mcp_ms, len(queries))
     return {
         "quick": quick,
         "queries": len(queries),
         "pairs": len(deltas),
-        "mcp_kb_search_overhead_p95_ms": round(percentile(mcp_ms, 0.95) - percentile(rest_ms, 0.95), 2),
-        "mcp_kb_search_overhead_p50_ms": round(percentile(mcp_ms, 0.50) - percentile(rest_ms, 0.50), 2),
+        "mcp_kb_search_overhead_p95_ms": round(percentile(mcp_best, 0.95) - percentile(rest_best, 0.95), 2),
+        "mcp_kb_search_overhead_p50_ms": round(percentile(mcp_best, 0.50) - percentile(rest_best, 0.50), 2),
+        "mcp_kb_search_overhead_p95_ms_all_calls": round(percentile(mcp_ms, 0.95) - percentile(rest_ms, 0.95), 2),
+        "mcp_kb_search_overhead_p50_ms_all_calls": round(percentile(mcp_ms, 0.50) - percentile(rest_ms, 0.50), 2),
         "paired_delta_p50_ms": round(percentile(deltas, 0.50), 2),
         "paired_delta_p95_ms": round(percentile(deltas, 0.95), 2),
         "control_paired_delta_p95_ms": round(percentile(measured["controls"], 0.95), 2),
@@ -131,9 +141,12 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict:
         "notes": [
             "same key, same queries (sample-corpus titles and opening words), k=10, both through Django's in-process "
             "test client (no network); each pair's calls run in a rotating order",
-            "mcp_kb_search_overhead_p95_ms = p95 of MCP kb_search latency minus p95 of REST search latency (p50 "
-            "likewise); paired_delta_* = percentiles of the per-pair difference (MCP minus REST), which carry the "
-            "machine's noise: control_paired_delta_p95_ms is the same figure for two identical REST calls",
+            "mcp_kb_search_overhead_p95_ms = p95 over the queries of each query's best MCP kb_search latency "
+            "across the rounds, minus the same figure for REST search (p50 likewise): the best of the rounds "
+            "keeps what a query costs and drops what other processes cost it; *_all_calls is the same difference "
+            "over every call, contention included",
+            "paired_delta_* = percentiles of the per-pair difference (MCP minus REST), which carry the machine's "
+            "noise: control_paired_delta_p95_ms is the same figure for two identical REST calls",
             "result_mismatches counts pairs whose chunk ids differ (the tool and the endpoint must return the same "
             "hits)",
         ],
