@@ -1,34 +1,117 @@
-"""Named files of an export, from a folder or a .zip in the tenant's import folder (Confluence, Jira and GitHub
-exports). Every read is capped at UPLOAD_MAX_FILE_BYTES; a name never leaves the export (no "..", no symlinks)."""
+"""Named files of an export, from a folder, a .zip or a tar archive (`.tar`, `.tar.gz`/`.tgz`, `.tar.bz2`,
+`.tar.xz`) in the tenant's import folder (Confluence, Jira, GitHub and Slack exports). Every read is capped at
+UPLOAD_MAX_FILE_BYTES; a name never leaves the export (no "..", no symlinks).
+
+Archives are read in place, never extracted. A tar is indexed once (its member headers, one pass through the
+decompressed stream) and each file is then read from its offset: reading files in archive order costs about one
+more pass, so an archive that also holds big git data is slow to open but never held in memory. A tar holding an
+absolute path, a ".." component, a link or a device is refused as a whole (ConnectorError): no export we read is
+made that way, and the tools an admin would use to look inside it would write outside their folder. (A .zip's
+odd names are simply unreachable: `read` never resolves them.)
+"""
 
 from __future__ import annotations
 
 import json
+import lzma
+import re
+import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
 from .base import ConnectorError
 
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+# What a damaged or truncated compressed tar raises, by layer (tar headers, gzip, bzip2, xz).
+_TAR_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError)
+
+
+def _member_name(raw: str) -> str | None:
+    """A tar member's name relative to the archive root ("./" dropped); None when it would leave the root
+    (absolute, a drive letter, a ".." component, with either kind of slash)."""
+    if raw.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", raw):
+        return None
+    parts = [p for p in re.split(r"[/\\]", raw) if p not in ("", ".")]
+    return None if ".." in parts else "/".join(parts)
+
+
+def _tar_index(target: Path) -> tuple[tarfile.TarFile, dict[str, tarfile.TarInfo]]:
+    """The open archive and its regular files by name. Raises ConnectorError for an unreadable or unsafe tar."""
+    try:
+        archive = tarfile.open(target, mode="r:*")
+    except _TAR_ERRORS as exc:
+        raise ConnectorError(f"the export {target.name} is not a readable tar archive ({exc})") from exc
+    try:
+        members = archive.getmembers()
+        files: dict[str, tarfile.TarInfo] = {}
+        for member in members:
+            name = _member_name(member.name)
+            if name is None:
+                raise ConnectorError(f"the export {target.name} holds {member.name[:200]!r}, a path that leaves "
+                                     "the archive: the archive is refused")
+            if member.issym() or member.islnk():
+                raise ConnectorError(f"the export {target.name} holds a link ({member.name[:200]!r}): the archive "
+                                     "is refused")
+            if member.isfile() and name:
+                files[name] = member
+            elif not member.isdir():
+                raise ConnectorError(f"the export {target.name} holds {member.name[:200]!r}, neither a file nor a "
+                                     "folder: the archive is refused")
+    except _TAR_ERRORS as exc:
+        archive.close()
+        raise ConnectorError(f"the export {target.name} is not a readable tar archive ({exc})") from exc
+    except ConnectorError:
+        archive.close()
+        raise
+    return archive, files
+
+
+def _prefix(folder: str) -> str:
+    folder = folder.strip("/")
+    return "" if folder in ("", ".") else folder + "/"
+
 
 class ExportFiles:
     def __init__(self, target: Path) -> None:
         self.target = target
-        try:
-            self.archive = zipfile.ZipFile(target) if target.is_file() and target.suffix.lower() == ".zip" else None
-        except (zipfile.BadZipFile, OSError) as exc:  # a truncated upload, or not a zip at all: say so
-            raise ConnectorError(f"the export {target.name} is not a readable .zip file ({exc})") from exc
-        if self.archive is None and not target.is_dir():
-            raise ConnectorError("the path must be an export folder or a .zip file")
+        self.archive: zipfile.ZipFile | None = None  # a .zip (a tar is read through `_tar`)
+        self._tar: tarfile.TarFile | None = None
+        self._tar_files: dict[str, tarfile.TarInfo] = {}
+        lower = target.name.lower()
+        if target.is_file() and lower.endswith(".zip"):
+            try:
+                self.archive = zipfile.ZipFile(target)
+            except (zipfile.BadZipFile, OSError) as exc:  # a truncated upload, or not a zip at all: say so
+                raise ConnectorError(f"the export {target.name} is not a readable .zip file ({exc})") from exc
+        elif target.is_file() and lower.endswith(TAR_SUFFIXES):
+            self._tar, self._tar_files = _tar_index(target)
+        elif not target.is_dir():
+            raise ConnectorError("the path must be an export folder, a .zip or a .tar.gz file")
+
+    def close(self) -> None:
+        for handle in (self.archive, self._tar):
+            if handle is not None:
+                handle.close()
+
+    def __enter__(self) -> ExportFiles:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     def read(self, name: str) -> bytes | None:
-        """The file's bytes, None when absent. Raises ValueError past the size limit."""
+        """The file's bytes, None when absent. Raises ValueError past the size limit or when the archive's
+        stream breaks inside the file."""
         parts = PurePosixPath(name).parts
         if ".." in parts or name.startswith("/"):
             return None
         cap = settings.UPLOAD_MAX_FILE_BYTES
-        if self.archive is not None:
+        if self._tar is not None:
+            data = self._tar_read(name, cap)
+        elif self.archive is not None:
             try:
                 info = self.archive.getinfo(name)
             except KeyError:
@@ -43,15 +126,32 @@ class ExportFiles:
                 return None
             with path.open("rb") as handle:
                 data = handle.read(cap + 1)
-        if len(data) > cap:
+        if data is not None and len(data) > cap:
             raise ValueError("over the size limit")
         return data
 
+    def _tar_read(self, name: str, cap: int) -> bytes | None:
+        info = self._tar_files.get(name)
+        if info is None:
+            return None
+        if info.size > cap:
+            raise ValueError(f"over the size limit ({info.size:,} bytes)")
+        try:
+            handle = self._tar.extractfile(info)
+            return handle.read(cap + 1) if handle is not None else None
+        except _TAR_ERRORS as exc:
+            raise ValueError(f"the archive breaks inside it ({exc})") from exc
+
+    def _archive_names(self) -> list[str]:
+        if self._tar is not None:
+            return list(self._tar_files)
+        return self.archive.namelist()
+
     def names(self, folder: str) -> list[str]:
-        """File names (not paths) directly inside `folder`, sorted."""
-        if self.archive is not None:
-            prefix = folder.rstrip("/") + "/"
-            found = [n[len(prefix):] for n in self.archive.namelist() if n.startswith(prefix)]
+        """File names (not paths) directly inside `folder` ("" or "." for the export's top level), sorted."""
+        if self.archive is not None or self._tar is not None:
+            prefix = _prefix(folder)
+            found = [n[len(prefix):] for n in self._archive_names() if n.startswith(prefix)]
             return sorted(n for n in found if n and "/" not in n)
         path = self.target / folder
         if not path.is_dir() or path.is_symlink():
@@ -59,10 +159,10 @@ class ExportFiles:
         return sorted(p.name for p in path.iterdir() if p.is_file() and not p.is_symlink())
 
     def folders(self, folder: str) -> list[str]:
-        """Sub-folder names directly inside `folder`, sorted."""
-        if self.archive is not None:
-            prefix = folder.rstrip("/") + "/"
-            found = {n[len(prefix):].split("/", 1)[0] for n in self.archive.namelist()
+        """Sub-folder names directly inside `folder` ("" or "." for the top level), sorted."""
+        if self.archive is not None or self._tar is not None:
+            prefix = _prefix(folder)
+            found = {n[len(prefix):].split("/", 1)[0] for n in self._archive_names()
                      if n.startswith(prefix) and "/" in n[len(prefix):]}
             return sorted(found)
         path = self.target / folder
