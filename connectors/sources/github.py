@@ -1,24 +1,33 @@
-"""GitHub issues: an export of the REST API's JSON, and live GitHub REST.
+"""GitHub issues: an export (GitHub's migration archive, or the REST API's JSON), and live GitHub REST.
 
-**Export layout** (folder or .zip): `repo.json` (`GET /repos/{owner}/{repo}`: `full_name`, `private`,
-`visibility`, `html_url`), `issues.json` (`GET /repos/{owner}/{repo}/issues?state=all`, every page in one list),
-`comments.json` (`GET /repos/{owner}/{repo}/issues/comments`, each with its `issue_url`), and for a private repo
-optionally `collaborators.json` (`GET …/collaborators`; an entry's `email`, or settings `login_emails`, maps a
-login to `email:`) and `teams.json` (`GET …/teams` → `github:<team slug>` provider groups).
+**Export** (`github_export`; settings `path` names a folder, a .zip or a .tar.gz), in either of two layouts,
+told apart by their files:
+- **GitHub's migration archive** (`schema.json` or `issues_*.json`/`repositories_*.json` at the top level, or in
+  the export's one top-level folder): what an organization or user migration (`POST /orgs/{org}/migrations`,
+  ghe-migrator, `gh gei`) downloads — numbered JSON arrays of repositories, users, teams, issues, issue_comments,
+  pull_requests… that name each other by URL. `github_archive.py` reads it into the REST shapes below (its
+  docstring has the format and the choices); it may hold several repositories, each issue scoped by its own.
+- **REST layout**: `repo.json` (`GET /repos/{owner}/{repo}`: `full_name`, `private`, `visibility`, `html_url`),
+  `issues.json` (`GET /repos/{owner}/{repo}/issues?state=all`, every page in one list), `comments.json`
+  (`GET /repos/{owner}/{repo}/issues/comments`, each with its `issue_url`), and for a private repo optionally
+  `collaborators.json` (`GET …/collaborators`) and `teams.json` (`GET …/teams`).
 
 **Records**: one per issue with its comments (pull requests are left out); title `owner/repo#12: title`; body the
-state, labels and assignees, the issue text and each comment; URL the issue's `html_url`.
+state, labels and assignees, the issue text and each comment; URL the issue's web address; scope and metadata
+`repo` the repository's `owner/name`.
 
-**Access** (a permission sync re-reads only repo, collaborators and teams): a public repo's issues inherit the
-source's defaults; a private (or internal) repo's are `restricted` to settings `repo_acl` when given, else to its
-collaborators and teams; nobody mapped fails closed.
+**Access**, per repository (a permission sync re-reads only repositories, collaborators, teams and users — never
+the issues): a public repo's issues inherit the source's defaults; a private (or internal) repo's are
+`restricted` to settings `repo_acl` when given (every private repo of the export), else to its collaborators
+(a login maps to `email:` by the export's e-mail for it — the collaborator entry's, the archive user's — or
+settings `login_emails`) and the teams with access to it (`github:<team slug>` provider groups); nobody mapped
+fails closed, and so does an issue whose repository the archive does not describe.
 
 **Live mode** (`github_api`): settings `base_url` (`https://api.github.com` or an Enterprise `/api/v3`), `repo`
 (`owner/name`); credentials `{"token"}`. Listings follow `Link: rel="next"`; after a full listing, content syncs
 pass `since=<last start>` and fetch only issues updated since (their comments with them); a full listing (and so
 deletions) at least every CONNECTORS_FULL_LISTING_HOURS.
 """
-
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
@@ -32,6 +41,7 @@ from .base import (
     Access,
     ChangedSince,
     ConnectorError,
+    EveryScope,
     PermissionSnapshot,
     RecordError,
     SourceConnector,
@@ -40,9 +50,12 @@ from .base import (
     path_inside,
 )
 from .export_files import ExportFiles, results_of
+from .github_archive import MigrationArchive
 from .http import ApiClient, ApiError
 
 PER_PAGE = 100
+# Who may read an issue whose repository the export does not describe: no one.
+FAIL_CLOSED = Access(Visibility.RESTRICTED, ())
 
 
 def repo_access(repo: dict, collaborators: list, teams: list, settings: Mapping) -> Access:
@@ -104,24 +117,71 @@ def _issue_items(name: str, issues, comments_of, access: Access) -> Iterator[Sou
                               external_id=external_id)
 
 
+def _archive_access(repos: list[dict], settings: Mapping) -> dict[str, tuple[str, Access]]:
+    """Repository name (lower case) → (its own spelling, who may read its issues)."""
+    return {repo["full_name"].lower(): (repo["full_name"], repo_access(repo, repo["collaborators"], repo["teams"],
+                                                                      settings)) for repo in repos}
+
+
 class GitHubExportConnector(SourceConnector):
     kind = "github_export"
+    _partial: set[str] | EveryScope = frozenset()
 
-    def _repo(self) -> tuple[ExportFiles, dict, Access]:
+    def partial_scopes(self) -> set[str] | EveryScope:
+        return self._partial
+
+    def _export(self) -> tuple[ExportFiles, MigrationArchive | None]:
+        """The export and, when it is GitHub's migration archive, that archive (None: the REST layout)."""
         export = ExportFiles(path_inside(self.root, self.settings.get("path", "")))
+        archive = MigrationArchive.find(export)
+        if archive is None and "repo.json" not in export.names(""):
+            export.close()
+            raise ConnectorError("the export is neither GitHub's migration archive (schema.json, repositories_*.json, "
+                                 "issues_*.json …) nor the REST layout (repo.json, issues.json …)")
+        return export, archive
+
+    def _repo(self, export: ExportFiles) -> tuple[dict, Access]:
         repo = export.json("repo.json")
         if not isinstance(repo, dict) or not isinstance(repo.get("full_name"), str):
             raise ConnectorError("repo.json must be the repository object, with full_name")
         collaborators = results_of(export.json("collaborators.json", required=False) or [], "collaborators.json")
         teams = results_of(export.json("teams.json", required=False) or [], "teams.json")
-        return export, repo, repo_access(repo, collaborators, teams, self.settings)
+        return repo, repo_access(repo, collaborators, teams, self.settings)
 
     def permissions(self) -> PermissionSnapshot:
-        _, repo, access = self._repo()
-        return _snapshot(repo["full_name"], access)
+        export, archive = self._export()
+        with export:
+            if archive is None:
+                repo, access = self._repo(export)
+                return _snapshot(repo["full_name"], access)
+            by_repo = _archive_access(archive.repositories(), self.settings)
+
+        def resolve(metadata: Mapping) -> Access | None:
+            if metadata.get("connector") != "github":
+                return None
+            return by_repo.get(str(metadata.get("repo") or "").lower(), ("", FAIL_CLOSED))[1]
+
+        return PermissionSnapshot(resolve=resolve, scopes=len(by_repo))
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
-        export, repo, access = self._repo()
+        self._partial = set()
+        export, archive = self._export()
+        with export:
+            if archive is None:
+                yield from self._rest_records(export)
+                return
+            by_repo = _archive_access(archive.repositories(), self.settings)
+            for item in archive.issues():
+                if isinstance(item, RecordError):
+                    yield item
+                    continue
+                name, issue, comments = item
+                name, access = by_repo.get(name.lower(), (name, FAIL_CLOSED))
+                yield from _issue_items(name, [issue], lambda _, c=comments: c, access)
+            self._partial = archive.partial
+
+    def _rest_records(self, export: ExportFiles) -> Iterator[SourceRecord | RecordError]:
+        repo, access = self._repo(export)
         issues = results_of(export.json("issues.json"), "issues.json")
         by_issue: dict[str, list] = {}
         for comment in results_of(export.json("comments.json", required=False) or [], "comments.json"):

@@ -1,4 +1,4 @@
-"""A Jira issues export: a folder (or .zip) whose top-level files are any mix of
+"""A Jira issues export: a folder (or .zip, .tar.gz) whose top-level files are any mix of
 - `*.json`: the REST search API's answer (`GET /rest/api/2|3/search?jql=…&fields=summary,description,status,
   assignee,reporter,comment,project,security,created,updated`), one or more pages, `{"issues": […]}` or a list;
 - `*.xml`: the issue navigator's "Export XML" (RSS: `rss/channel/item`);
@@ -95,8 +95,7 @@ class JiraExportConnector(SourceConnector):
     def records(self) -> Iterator[SourceRecord | RecordError]:
         self._partial = set()
         export = ExportFiles(path_inside(self.root, self.settings.get("path", "")))
-        names = [n for n in export.names(".") if n.lower().endswith(SUFFIXES)] if export.archive is None else \
-            sorted(n for n in export.archive.namelist() if "/" not in n and n.lower().endswith(SUFFIXES))
+        names = [n for n in export.names("") if n.lower().endswith(SUFFIXES)]
         if not names:
             raise ConnectorError("the export holds no .json, .xml or .csv file of issues")
         site, read = str(self.settings.get("site_url") or "").rstrip("/"), 0
