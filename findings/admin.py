@@ -5,6 +5,8 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
+from django.utils.html import format_html
 
 from groundwork.admin_scoping import (
     SHARED_ROWS,
@@ -140,7 +142,7 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
     list_display = ("name", "kind", "merged_into", "tenant", "created_at")
     list_filter = ("tenant", "kind")
     search_fields = ("name", "key")
-    readonly_fields = ("name", "key", "kind", "merged_into", "tenant", "created_at")
+    readonly_fields = ("name", "key", "kind", "merged_into", "tenant", "created_at", "neighbourhood")
     inlines = [EntityAliasInline]
     action_form = EntityMergeActionForm
     actions = ["merge_into"]
@@ -150,6 +152,14 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # claims point at entities; a wrong one is merged, never deleted
+
+    @admin.display(description="graph")
+    def neighbourhood(self, obj: Entity) -> str:
+        # A link, not the diagram itself: the analyst page draws what the viewer's own evidence access lets them
+        # read, which the admin (scoped by tenant, not by record ACL) would not.
+        url = reverse("pages:entity-graph", kwargs={"tenant_slug": obj.tenant.slug, "entity_id": obj.pk})
+        return format_html('<a href="{}">Neighbourhood diagram and relations</a> (the analyst page, as your '
+                           "own access to the evidence allows)", url)
 
     def _merge_target(self, request, value: str) -> Entity | None:
         """The entity named in the action bar, among those this admin may see (so never another tenant's)."""

@@ -87,7 +87,8 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
         return None
     document = chunk.document
     ontology = ontology_specs()
-    context = {"title": document.title, "observed_at": document.observed_at.isoformat()}
+    context = {"title": document.title, "external_id": document.external_id,
+               "observed_at": document.observed_at.isoformat()}
     try:
         extraction = extractor.extract(chunk_text=chunk.text, ontology=ontology, context=context)
     except (ModelError, ExtractionInvalid) as exc:

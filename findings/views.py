@@ -1,5 +1,6 @@
 """Analyst pages: findings list (filters + as-of control), claim detail with highlighted evidence, entity page,
-and the entity's graph neighbourhood (the same data as the kb_graph_query API).
+and the entity's graph neighbourhood (the same data as the kb_graph_query API, drawn as a small SVG diagram
+above the list).
 
 Any signed-in member of the tenant may read them — what a claim shows is decided by the evidence ACL, the
 same as in the API, so a role gate would add nothing. Who may open them at all is groundwork.page_access's rule.
@@ -17,6 +18,7 @@ from knowledge.rendering import external_url
 
 from . import selectors
 from .api import evidence_viewer_url, filters_parse, instant_parse
+from .graph.diagram import diagram_layout
 from .graph.neighbourhood import entity_neighbourhood, neighbourhood_payload
 from .models import RelationType
 
@@ -85,5 +87,7 @@ def entity_graph(request, authority: Authority, entity_id: int):
         error, as_of = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.detail.items()), None
     found = page_found(entity_neighbourhood(authority, entity_id=entity_id, as_of=as_of))
     graph = neighbourhood_payload(found, authority.tenant_slug)
+    # The diagram is drawn from the same payload as the list below it, so it cannot show more than the list.
     return render(request, "findings/graph.html", {"tenant_slug": authority.tenant_slug, "graph": graph,
+                                                   "diagram": diagram_layout(graph),
                                                    "as_of": request.GET.get("as_of", ""), "error": error})

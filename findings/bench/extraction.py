@@ -122,7 +122,8 @@ def document_chunks(document: dict) -> list[str]:
 
 def document_proposals(extractor, document: dict, specs: list[RelationSpec]) -> list[Triple]:
     """The extractor's facts over the document's chunks, one per normalised (subject, predicate, object)."""
-    context = {"title": document["title"], "observed_at": document.get("updated_at")}
+    context = {"title": document["title"], "external_id": document.get("external_id"),
+               "observed_at": document.get("updated_at")}
     seen: dict[tuple[str, str, str], Triple] = {}
     for text in document_chunks(document):
         for fact in extractor.extract(chunk_text=text, ontology=specs, context=context).facts:

@@ -5,7 +5,9 @@ sentence carrying any hedge or negation (see `findings.audit.HEDGE_FAMILIES`) yi
 a pattern cannot tell "Priya is not the owner of Billing" from "Priya is the owner of Billing" in a triple.
 It reads only what the writer asserts: quoted examples, headings, blockquotes and code are masked first
 (`findings.extractors.unasserted`), and a name followed by common nouns is read as the whole noun phrase
-("maintains the Northgate pilot board" is about a board, not about Northgate).
+("maintains the Northgate pilot board" is about a board, not about Northgate). Facts stated by layout rather
+than in sentences (field lines such as "Assignee: Priya Nair", tables with field columns, member lists) are read
+by `findings.extractors.fields`.
 
 Its precision and recall on the labelled sample corpus are measured by `findings.bench.extraction`.
 """
@@ -23,6 +25,7 @@ from ..audit import entity_key, hedges_in
 from ..dates import find_date_in
 from ..ontology import GENERIC_RELATION, RelationSpec
 from ..proposals import Extraction, ProposedEntity, ProposedFact
+from .fields import field_facts_add
 from .unasserted import BLOCKED, masked, unasserted_spans
 
 # Capitalised words that start sentences or name dates, never entities on their own.
@@ -372,6 +375,7 @@ class PatternsExtractor:
                     quote=sentence,
                     valid_from=dated.isoformat() if dated else None,
                 ))
+        field_facts_add(chunk_text, ontology, context, entities, facts)
         return Extraction(entities=tuple(entities.values()), facts=tuple(facts))
 
     @staticmethod

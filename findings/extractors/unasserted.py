@@ -95,13 +95,14 @@ def _block_spans(text: str, title: str) -> list[tuple[int, int, str]]:
                 fence_start = None
         elif _BLOCKQUOTE.match(line):
             spans.append((start, end, "blockquote"))
+        elif in_examples and _LIST_ITEM.match(line):
+            # Before the heading rule: an example item that looks like a bare title ("- Assignee: Priya Nair") is
+            # an example first, whatever else it resembles.
+            spans.append((start, end, "example"))
         elif _ATX_HEADING.match(line) or _is_bare_title(line, title):
             spans.append((start, end, "heading"))
         elif _SETEXT.match(line) and previous is not None and text[previous[0]:previous[1]].strip():
             spans.append((previous[0], end, "heading"))
-        elif in_examples and (_LIST_ITEM.match(line) or not line.strip()):
-            if line.strip():
-                spans.append((start, end, "example"))
         # Examples announced by this line, or still running: list items and the blank lines between them.
         listing = bool(_LIST_ITEM.match(line)) or not line.strip()
         in_examples = bool(_EXAMPLE_INTRO.search(line)) or (in_examples and listing)

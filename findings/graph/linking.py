@@ -29,25 +29,37 @@ def _named(token: str) -> bool:
 
 
 def question_phrases(query: str) -> list[tuple[str, bool]]:
-    """Candidate names in a question as (entity key, fuzzy allowed): runs of up to four words that begin and end
-    with a capitalised or numbered word and do not begin or end with a stopword. Fuzzy (trigram) matching only
-    for phrases of several words without digits: "OPS-124" must not find "OPS-123"."""
+    """Candidate names in a question as (entity key, fuzzy allowed), best candidates first:
+
+    - runs of up to four words that begin and end with a capitalised or numbered word ("Priya Nair", "OPS-12");
+      fuzzy (trigram) matching only for those of several words without digits: "OPS-124" must not find "OPS-123";
+    - then runs of two to four words with a lower-case end ("the Northgate pilot board", "the safety
+      committee"), exact or alias matches only: entities are often named as common nouns, and such a phrase
+      must be an entity's whole key to count, so "pilot board" never stands for "Northgate pilot board".
+
+    No candidate begins or ends with a stopword. A phrase inside a longer one that matched is dropped when the
+    links are picked (`nodes_pick`): "Northgate" does not link beside "Northgate pilot board"."""
     tokens = [_POSSESSIVE.sub("", t) for t in _TOKEN.findall(query)]
-    seen: dict[str, bool] = {}
+    named: dict[str, bool] = {}
+    common: dict[str, bool] = {}
     for i in range(len(tokens)):
         for n in range(1, MAX_NGRAM + 1):
             words = tokens[i:i + n]
             if len(words) < n:
                 break
             first, last = words[0], words[-1]
-            if not (_named(first) and _named(last)) or first.casefold() in STOPWORDS or last.casefold() in STOPWORDS:
+            if first.casefold() in STOPWORDS or last.casefold() in STOPWORDS:
                 continue
             key = entity_key(" ".join(words))
-            if len(key) < 2 or key in seen:
+            if len(key) < 2 or key in named:
                 continue
-            # Fuzzy only for a name of several words: one word ("Okafor") resembles every full name holding it.
-            seen[key] = n > 1 and len(key) >= 5 and not any(ch.isdigit() for ch in key)
-    return list(seen.items())[:MAX_PHRASES]
+            if _named(first) and _named(last):
+                # Fuzzy only for a name of several words: one word ("Okafor") resembles every full name holding it.
+                named[key] = n > 1 and len(key) >= 5 and not any(ch.isdigit() for ch in key)
+                common.pop(key, None)
+            elif n > 1:
+                common[key] = False
+    return [*named.items(), *common.items()][:MAX_PHRASES]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import pytest
 
 from connectors.bench import sync as bench
 from connectors.bench.confluence_space import confluence_space_generate
+from connectors.bench.confluence_xml_space import confluence_xml_space_generate
 from connectors.bench.slack_export import membership_changes, slack_export_generate
 from groundwork.models import Tenant
 
@@ -30,6 +31,18 @@ def test_generated_confluence_space_is_seeded_and_nested(tmp_path):
     assert a["pages"] == 100 and a["attachments"] > 0
 
 
+def test_generated_confluence_xml_export_is_seeded_and_holds_history(tmp_path):
+    import zipfile
+
+    a = confluence_xml_space_generate(tmp_path / "a.zip", pages=50)
+    confluence_xml_space_generate(tmp_path / "b.zip", pages=50)
+    with zipfile.ZipFile(tmp_path / "a.zip") as za, zipfile.ZipFile(tmp_path / "b.zip") as zb:
+        entities = za.read("entities.xml")
+        assert entities == zb.read("entities.xml")
+    assert entities.count(b'<object class="Page"') == 55  # 50 pages and 5 historical versions
+    assert a["pages"] == 50
+
+
 def test_bench_runs_small_and_finds_no_stale_reads(world, tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "QUICK_MESSAGES", 600)
     monkeypatch.setattr(bench, "PERMISSION_CHANGES", 200)
@@ -40,6 +53,7 @@ def test_bench_runs_small_and_finds_no_stale_reads(world, tmp_path, monkeypatch)
     assert result["resync_unchanged_records"] == result["slack_records"] > 0
     assert result["perm_sync_documents_reshared"] > 0 and result["slack_messages_per_s"] > 0
     assert result["confluence_pages"] == 60 and result["confluence_pages_per_s"] > 0
+    assert result["confluence_xml_pages_per_s"] > 0  # the run raises unless every page and attachment came in
     # The live API read the same export into as many records; a second live sync found nothing new.
     assert result["slack_api_records"] == result["slack_records"] and result["slack_api_incremental_added"] == 0
     assert result["slack_api_calls"] > result["slack_api_incremental_calls"] > 0

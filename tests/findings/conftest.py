@@ -24,15 +24,20 @@ def starter_specs() -> list[RelationSpec]:
 
 def migrated_specs() -> list[RelationSpec]:
     """The ontology a fully migrated database holds: the starter rows plus migration 0006 (fleet size, budget
-    revisions), without a database."""
+    revisions) and 0008 (tickets as kinds of works_on and status), without a database."""
     added = importlib.import_module("findings.migrations.0006_fleet_size_and_revisions")
+    tickets = importlib.import_module("findings.migrations.0008_ticket_kinds")
     name, policy, _description, phrasings, subject_kinds, object_kinds = added.FLEET_SIZE
     specs = []
     for spec in [*starter_specs(), RelationSpec(name, policy, tuple(phrasings), tuple(subject_kinds),
                                                 tuple(object_kinds))]:
         phrases = {*spec.phrasings, *(added.BUDGET_REVISION_PHRASINGS if spec.name == "budget" else ())}
+        kinds = {"subject_kinds": spec.subject_kinds, "object_kinds": spec.object_kinds}
+        for relation, field in tickets.TICKET_KINDS:
+            if relation == spec.name:
+                kinds[field] = (*kinds[field], tickets.TICKET)
         specs.append(RelationSpec(spec.name, spec.policy, tuple(sorted(phrases, key=lambda p: (-len(p), p))),
-                                  spec.subject_kinds, spec.object_kinds))
+                                  **kinds))
     return specs
 
 

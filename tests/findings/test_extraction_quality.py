@@ -38,7 +38,7 @@ def test_precision_on_the_labelled_sample_corpus_meets_the_goal(score):
     figures = score.figures()
     assert figures["extraction_precision"] >= extraction.GOAL_PRECISION, score.false_positives
     assert figures["extraction_proposed"] >= 25  # precision over a handful of proposals would say little
-    assert figures["extraction_recall"] >= 0.2, "recall fell below the measured 0.24"
+    assert figures["extraction_recall"] >= 0.55, "recall fell below the measured 0.59 (0.24 before field lines)"
 
 
 def test_no_known_wrong_proposal_comes_back(score):
@@ -48,6 +48,7 @@ def test_no_known_wrong_proposal_comes_back(score):
 def test_the_held_out_documents_keep_their_precision():
     heldout = extraction.evaluate(migrated_specs(), labels=extraction.labels_load(extraction.HELDOUT))
     assert heldout.figures()["extraction_precision"] >= extraction.GOAL_PRECISION, heldout.false_positives
+    assert heldout.figures()["extraction_recall"] >= 0.8, "held-out recall fell below the measured 0.81"
     assert heldout.known_wrong_proposed == 0 and heldout.gold >= 20
 
 
@@ -76,6 +77,7 @@ def test_bench_all_writes_the_extraction_area(tmp_path, relations):
     from django.core.management import call_command
 
     importlib.import_module("findings.migrations.0006_fleet_size_and_revisions").add(django_apps, None)
+    importlib.import_module("findings.migrations.0008_ticket_kinds").add(django_apps, None)
     call_command("bench_all", "--out", str(tmp_path), "--only", "extraction", stdout=StringIO())
     result = json.loads((tmp_path / "extraction.json").read_text())
     assert result["extraction_precision"] >= extraction.GOAL_PRECISION

@@ -36,6 +36,58 @@ def test_question_phrases_take_names_not_stopwords():
     assert fuzzy["ops 12"] is False and fuzzy["priya nair"] is True
 
 
+def test_question_phrases_take_lower_case_names_for_exact_matching_only():
+    phrases = dict(question_phrases("Who does the owner of the Northgate pilot board report to?"))
+    assert phrases["northgate"] is False  # one word: exact only, as before
+    assert phrases["northgate pilot board"] is False and phrases["pilot board"] is False
+    assert "of the northgate" not in phrases and "board report to" not in phrases  # no stopword ends
+    lower = dict(question_phrases("who maintains the northgate pilot board?"))
+    assert lower["northgate pilot board"] is False and "northgate" not in lower  # one lower-case word: no phrase
+    ordered = [k for k, _ in question_phrases("Is the safety committee chaired by Sofia Alvarez?")]
+    assert ordered.index("sofia alvarez") < ordered.index("safety committee")  # names first, under the cap
+
+
+def _ben_and_the_boards(world):
+    """Ben Moreau owns the Northgate pilot board (a workspace page, with Northgate itself grounded too); the
+    payroll review board is named only in an hr-only record."""
+    from knowledge.models import Source
+    from tests.findings.graph_seed import _claims
+    from tests.knowledge.conftest import ingest
+
+    wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Boards wiki")
+    boards = ingest(world, wiki, external_id="boards", title="Dashboards", format="markdown",
+                    body="Ben Moreau maintains the Northgate pilot board. Northgate is located in Harrisburg.")
+    payroll = ingest(world, wiki, external_id="payroll", title="Payroll", visibility="restricted", acl=("group:hr",),
+                     body="Zed Secretname sits on the payroll review board.")
+    _claims(world, world.acme, boards, [
+        ("Ben Moreau maintains the Northgate pilot board.", "Ben Moreau", "person", "owns", "Northgate pilot board",
+         "document"),
+        ("Northgate is located in Harrisburg.", "Northgate", "organisation", "located_in", "Harrisburg", "place")])
+    _claims(world, world.acme, payroll, [
+        ("Zed Secretname sits on the payroll review board.", "Zed Secretname", "person", "member_of",
+         "payroll review board", "committee")])
+
+
+def test_linking_lower_case_and_multi_word_names(world, seed):
+    _ben_and_the_boards(world)
+    member, admin = world.authority(world.member), world.authority(world.admin)
+    # the whole name, not the capitalised word inside it
+    assert _named(member, "Who does the owner of the Northgate pilot board report to?") == {"Northgate pilot board"}
+    assert _named(member, "who owns the northgate pilot board") == {"Northgate pilot board"}
+    assert _named(member, "Where is Northgate?") == {"Northgate"}
+    # part of a lower-case name is no name, and a near miss is never fuzzy-matched
+    assert _named(member, "Who owns the pilot board?") == set()
+    assert _named(member, "Who owns the northgate pilot boards list?") == set()
+    # grounded only in the hr record: there for the admin, not for the member
+    assert _named(member, "who sits on the payroll review board") == set()
+    assert _named(admin, "who sits on the payroll review board") == {"payroll review board"}
+    # a key with a digit stays exact, lower case or not
+    assert _named(member, "what is ops-12 waiting on") == {"OPS-12"}
+    assert _named(member, "what is ops-124 waiting on") == set()
+    hits = hybrid_search(member, "who owns the northgate pilot board", k=10, channels=("graph",)).hits
+    assert hits and hits[0].path == ("Northgate pilot board", "←owns", "Ben Moreau")
+
+
 def test_linking_sees_only_grounded_entities(world, seed):
     member, admin = world.authority(world.member), world.authority(world.admin)
     outsider = world.authority(world.outsider, world.globex)

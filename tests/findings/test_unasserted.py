@@ -94,6 +94,14 @@ def test_a_marked_example_proposes_nothing(specs, text):
     assert "example" in _reasons(text)
 
 
+def test_an_example_item_shaped_like_a_title_is_an_example():
+    # The field-line reader reads bare-title lines ("Assignee: Priya Nair"), so an example list must say "example".
+    text = "Examples:\n- Assignee: Priya Nair\n\n- Status: Closed\nAssignee: Tom Becker"
+    spans = unasserted_spans(text)
+    assert [(text[s:e], reason) for s, e, reason in spans] == [
+        ("- Assignee: Priya Nair", "example"), ("- Status: Closed", "example"), ("Assignee: Tom Becker", "heading")]
+
+
 def test_an_example_in_parentheses_ends_with_them(specs):
     text = "Acme Corp acquired Globex Inc (for example, Tom Becker reports to Ada Okafor) in 2024."
     assert _triples(text, specs) == [("Acme Corp", "acquired", "Globex Inc")]
