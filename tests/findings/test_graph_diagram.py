@@ -20,7 +20,7 @@ from findings.models import Entity
 from tests.browser import browser_login, requires_browser
 from tests.findings.graph_seed import graph_seed
 
-XSS = Path("/work/shared/security/xss_payloads.txt")
+XSS = Path(__file__).resolve().parents[1] / "data" / "security" / "xss_payloads.txt"
 
 
 # --- the layout, from payloads --------------------------------------------------------------------------------
