@@ -217,9 +217,9 @@ def _evidence_for(authority: Authority, claims: Mapping[int, Claim]) -> dict[int
     return out
 
 
-def _named_entities(authority: Authority, question: str) -> dict[int, str]:
+def _named_entities(authority: Authority, question: str, *, inner: bool = False) -> dict[int, str]:
     """Entities a visible claim is about whose name the question contains as whole words; a name inside a
-    longer matched name ("Marcus" in "Marcus Lee") is dropped."""
+    longer matched name ("Marcus" in "Marcus Lee") is dropped unless `inner`."""
     text = " ".join(question.casefold().replace("’", "'").split())
     candidates = (entities_list(authority, history=True).annotate(q=Value(text)).filter(q__contains=Lower(F("name")))
                   .values_list("pk", "name"))
@@ -230,14 +230,23 @@ def _named_entities(authority: Authority, question: str) -> dict[int, str]:
             continue
         for match in re.finditer(r"(?<!\w)" + re.escape(folded) + r"(?!\w)", text):
             spans.append((match.start(), match.end(), pk, name))
-    kept = [s for s in spans if not any((o[0] <= s[0] and s[1] <= o[1]) and (o[1] - o[0]) > (s[1] - s[0])
-                                        for o in spans)]
+    kept = spans if inner else [s for s in spans if not any(
+        (o[0] <= s[0] and s[1] <= o[1]) and (o[1] - o[0]) > (s[1] - s[0]) for o in spans)]
     return {pk: name for _, _, pk, name in kept}
 
 
 def _visible_claims(authority: Authority, query: Q) -> dict[int, Claim]:
     rows = claims_list(authority, ClaimFilters(history=True)).filter(query)
     return {claim.pk: claim for claim in rows}
+
+
+def _state_claims(authority: Authority, predicates: list[str], entities: Mapping[int, str]) -> dict[int, Claim]:
+    """The standing state claims of these predicates about (or held by) these entities."""
+    ids = list(entities)
+    claims = _visible_claims(authority, Q(policy="state", predicate__name__in=predicates)
+                             & (Q(subject_id__in=ids) | Q(object_entity_id__in=ids)))
+    return {pk: c for pk, c in claims.items() if _standing(c) and c.valid is not None
+            and not getattr(c.valid, "isempty", False)}
 
 
 def _standing(claim: Claim) -> bool:
@@ -259,11 +268,12 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     if not entities:
         return None
     asked = asked_time(question, now=now)
-    ids = list(entities)
-    claims = _visible_claims(authority, Q(policy="state", predicate__name__in=predicates)
-                             & (Q(subject_id__in=ids) | Q(object_entity_id__in=ids)))
-    claims = {pk: c for pk, c in claims.items() if _standing(c) and c.valid is not None
-              and not getattr(c.valid, "isempty", False)}
+    claims = _state_claims(authority, predicates, entities)
+    if not claims:
+        # The longer name holds no such state ("the Northgate pilot" names a pilot entity with no fleet size):
+        # the name inside it may ("Northgate").
+        entities = _named_entities(authority, question, inner=True)
+        claims = _state_claims(authority, predicates, entities)
     if not claims:
         return None
     by_subject = [c for c in claims.values() if c.subject_id in entities]

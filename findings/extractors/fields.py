@@ -11,8 +11,10 @@ masked as for sentences; see findings.extractors.unasserted):
   Status" page is about Atlas).
 - Tables: a header row naming fields (``| Area | Lead | Reports to |``). A field column relates each row's label
   (its first plain column) or, for a person's own fields (reports to), the person in the row's person column
-  ("Lead", "Name", "Owner" ...). A person cell "Name (Title)" also states the person's title when the
-  parenthesis is Title-Cased and at least two words ("(Head of Support since 2025-09-01)").
+  ("Lead", "Name", "Owner" ...). A title in the person cell ("Marcus Lee (Head of Support since 2025-09-01)")
+  is not read as the person's role: an org chart's snapshot of a title would become the role claim of record,
+  and the announcement that says whom the person succeeded would only confirm it (chat's current facts then
+  lose "previously Priya Nair": current_fact_first fell from 0.97 to 0.94 with it).
 - Member lists: list items under a "Members" heading or line, on a page about a group (its title ends with
   "Committee", "Team", "Council" ...): each person is a member of that group, and a parenthesis holding a known
   office ("(chair)") is their role there.
@@ -76,14 +78,6 @@ _PARTICLES = frozenset("van von de da del der di du le la bin al".split())
 # Where a name in a cell or list item ends: a parenthesis, a dash, a comma, "since".
 _NAME_END = re.compile(r"\s*(?:\(|\s[-–—]\s|,|;|\ssince\s|$)")
 _STATUS = re.compile(r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*){0,2}$")
-_SINCE = re.compile(r"\s+since\s+.*$", re.IGNORECASE)
-_TITLE_SMALL = frozenset("a an and at for in of on the to".split())
-# A title names a position: it holds one of these heads ("Head of Support", "Product Manager"). A parenthesis
-# without one names something else ("Hannah Schmidt (People Operations)" is her team, not her title).
-ROLE_HEADS = frozenset("""
-head manager director lead controller officer engineer president vp chief chair coordinator analyst designer
-architect counsel specialist administrator accountant recruiter scientist developer owner partner principal
-""".split())
 # A name's last word that makes it a group's ("People Operations", "Payments Team"), not a person's.
 _TEAM_WORDS = frozenset((*"operations support engineering finance sales marketing legal security ops it hr people"
                            .split(), "team", "committee", "board", "group", "department", "squad", "council",
@@ -179,12 +173,6 @@ def _leading_name(text: str) -> tuple[str | None, str]:
 def _status(text: str) -> str | None:
     value = _TRAILING_PAREN.sub("", _plain(text)).strip().rstrip(".;,").strip()
     return value.casefold() if _STATUS.match(value) else None
-
-
-def _title_case(text: str) -> bool:
-    words = text.split()
-    content = [w for w in words if w.casefold() not in _TITLE_SMALL]
-    return len(words) >= 2 and bool(content) and all(_name_word(w) or w.isupper() for w in content)
 
 
 def _kind(spec: RelationSpec, side: str, record: _Record | None = None) -> str:
@@ -342,19 +330,6 @@ def _table_row(reader: _Reader, headers: list[str], start: int, end: int) -> Non
             reader.add(predicate, (person, "person"), value, start, end, statement)
         elif predicate == "status" and label:
             reader.add(predicate, (label, _kind(spec, "subject")), value, start, end, statement)
-    for i in people:
-        _titled_person(reader, cells[i], start, end, row)
-
-
-def _titled_person(reader: _Reader, cell: str, start: int, end: int, row: str) -> None:
-    """"Marcus Lee (Head of Support since 2025-09-01)" in a person column: his title, from the date given."""
-    name, rest = _leading_name(cell)
-    if name is None or is_group_name(name) or not rest.startswith("(") or not rest.endswith(")"):
-        return
-    inside = rest[1:-1].strip()
-    title = _SINCE.sub("", inside).strip()
-    if _title_case(title) and len(title.split()) <= 6 and ROLE_HEADS & set(title.casefold().split()):
-        reader.add("role", (name, "person"), (title, "role"), start, end, row, inside)
 
 
 def _member_lists(reader: _Reader) -> None:

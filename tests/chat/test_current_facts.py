@@ -66,6 +66,22 @@ def test_as_of_a_named_date_leads_with_the_value_valid_then(world, docs):  # noq
     assert current_facts(member, "What was the FY2026 R&D budget in January 2025?", now=NOW) is None
 
 
+
+def test_a_longer_name_without_that_state_gives_way_to_the_name_inside_it(world, docs):  # noqa: F811
+    """"the FY2026 R&D plan" names an entity too (it has a status), but no budget: the budget is that of
+    "FY2026 R&D", the name inside it — as "the Northgate pilot" holds "Northgate" and its fleet size."""
+    _budget(world, docs)
+    _, chunk = docs.doc("plan", "# FY2026 R&D plan\n\nThe FY2026 R&D plan is approved.")
+    claims_write(tenant_id=world.acme.pk, label="3", facts=[
+        fact(chunk, "The FY2026 R&D plan is approved.", "FY2026 R&D plan", "status", "approved", "2025-03-01",
+             subject_kind="project", object_kind=None)])
+    member = world.authority(world.member)
+    facts = current_facts(member, "What was the budget of the FY2026 R&D plan in April 2025?", now=NOW)
+    assert facts is not None and "$2.4M" in facts.lead(_labels(facts))
+    # the longer name still wins where it holds the state asked about
+    status = current_facts(member, "What is the status of the FY2026 R&D plan?", now=NOW)
+    assert status is not None and "approved" in status.lead(_labels(status))
+
 def test_an_unreadable_superseding_claim_is_ignored(world, docs):  # noqa: F811
     _budget(world, docs, visibility="restricted", acl=("group:hr",))
     question = "What is the FY2026 R&D budget?"

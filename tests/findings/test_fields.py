@@ -124,11 +124,11 @@ ORG_TABLE = """| Area | Lead | Reports to |
 
 
 def test_a_table_with_a_reports_to_column_and_titles_in_the_person_column():
+    # The title in the person cell is not read as a role (see the module docstring): reporting lines only.
     assert _facts(ORG_TABLE, title="Org Chart") == [
-        ("Hannah Schmidt", "reports_to", "Ada Okafor", None), ("Marcus Lee", "reports_to", "Ada Okafor", None),
-        ("Marcus Lee", "role", "Head of Support", "2025-09-01")]
+        ("Hannah Schmidt", "reports_to", "Ada Okafor", None), ("Marcus Lee", "reports_to", "Ada Okafor", None)]
     projection = GroundedProjection.from_extraction(_extract(ORG_TABLE, "Org Chart"), ORG_TABLE, migrated_specs())
-    assert projection.quality.accepted == 3
+    assert projection.quality.accepted == 2
 
 
 def test_a_table_relates_row_labels_that_name_things_not_descriptions():

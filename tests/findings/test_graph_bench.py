@@ -63,7 +63,8 @@ def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, n
     assert result["sample_corpus_questions_all_hops_in_graph"] >= result["sample_corpus_extracted_questions"], \
         result["sample_corpus_extracted_hops_missing"]
     # Field lines (a ticket's assignee), field tables (the org chart's "Reports to") and member lists put most
-    # labelled hops in the graph too: 0.39 of all hops before them, 0.88 with them.
-    assert result["sample_corpus_hops_in_graph"] >= 0.85
+    # labelled hops in the graph too: 0.39 of all hops before them, 0.84 with them (titles in an org chart's
+    # person cells are not read as roles: findings.extractors.fields).
+    assert result["sample_corpus_hops_in_graph"] >= 0.8
     assert result["sample_corpus_recall_at5_graph_on"] >= result["sample_corpus_recall_at5_graph_off"] + 0.15
     assert not Tenant.objects.filter(slug__startswith="gbench-").exists()
