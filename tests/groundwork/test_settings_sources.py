@@ -28,6 +28,8 @@ ENVIRON_ALLOWED = {
     "knowledge/bench/accessibility.py": "hands its environment to the browser test process it starts",
     "chat/bench/security/_worker_pool.py": "hands its environment to the Celery workers it starts (test broker)",
 }
+# The settings module and the part it star-imports (split by concern: groundwork/settings_answering.py).
+SETTINGS_MODULES = ("groundwork/settings.py", "groundwork/settings_answering.py")
 # Variables documented in the Settings reference that no settings module reads: the test harness's own.
 HARNESS_VARIABLES = {"CELERY_TEST_BROKER_URL"}
 
@@ -133,8 +135,8 @@ def test_no_setting_is_read_with_a_fallback_default():
 
 
 def test_env_helpers_are_called_only_where_settings_are_built():
-    # settings.py, and the two modules it shares with the production server's bootstrap.
-    builders = {"groundwork/settings.py", "groundwork/connection_budget.py", "groundwork/gunicorn_config.py",
+    # settings.py (with the part it star-imports), and the modules it shares with the production server's bootstrap.
+    builders = {*SETTINGS_MODULES, "groundwork/connection_budget.py", "groundwork/gunicorn_config.py",
                 "groundwork/embedded_db.py", "groundwork/env.py"}
     elsewhere = sorted(path for path, source in _product_modules() if path not in builders and env_variables(source))
     assert not elsewhere, f"declare these settings in groundwork/settings.py: {elsewhere}"
@@ -163,6 +165,16 @@ def test_declared_twice_is_found():
 
 
 def test_each_setting_is_declared_once():
-    # DATABASE_URL is the one name filled in later: the embedded server's URL when the environment has none.
-    twice = declared_twice((REPO / "groundwork" / "settings.py").read_text()) - {"DATABASE_URL"}
-    assert not twice, f"declared more than once in settings.py: {sorted(twice)}"
+    # Across settings.py and the part it star-imports (one module split by concern). DATABASE_URL is the one name
+    # filled in later: the embedded server's URL when the environment has none.
+    source = "\n".join((REPO / path).read_text() for path in SETTINGS_MODULES)
+    twice = declared_twice(source) - {"DATABASE_URL"}
+    assert not twice, f"declared more than once in the settings: {sorted(twice)}"
+
+
+def test_settings_star_imports_its_parts():
+    """A settings part nothing imports would declare settings Django never sees."""
+    tree = ast.parse((REPO / "groundwork" / "settings.py").read_text())
+    imported = {f"groundwork/{node.module}.py" for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and any(a.name == "*" for a in node.names)}
+    assert imported == set(SETTINGS_MODULES) - {"groundwork/settings.py"}
