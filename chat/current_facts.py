@@ -217,9 +217,9 @@ def _evidence_for(authority: Authority, claims: Mapping[int, Claim]) -> dict[int
     return out
 
 
-def _named_entities(authority: Authority, question: str, *, inner: bool = False) -> dict[int, str]:
-    """Entities a visible claim is about whose name the question contains as whole words; a name inside a
-    longer matched name ("Marcus" in "Marcus Lee") is dropped unless `inner`."""
+def _named_entities(authority: Authority, question: str) -> tuple[dict[int, str], dict[int, str]]:
+    """Entities a visible claim is about whose name the question contains as whole words, twice: without the
+    names inside a longer matched name ("Marcus" in "Marcus Lee"), and all of them (one query for both)."""
     text = " ".join(question.casefold().replace("’", "'").split())
     candidates = (entities_list(authority, history=True).annotate(q=Value(text)).filter(q__contains=Lower(F("name")))
                   .values_list("pk", "name"))
@@ -230,9 +230,9 @@ def _named_entities(authority: Authority, question: str, *, inner: bool = False)
             continue
         for match in re.finditer(r"(?<!\w)" + re.escape(folded) + r"(?!\w)", text):
             spans.append((match.start(), match.end(), pk, name))
-    kept = spans if inner else [s for s in spans if not any(
-        (o[0] <= s[0] and s[1] <= o[1]) and (o[1] - o[0]) > (s[1] - s[0]) for o in spans)]
-    return {pk: name for _, _, pk, name in kept}
+    kept = [s for s in spans if not any((o[0] <= s[0] and s[1] <= o[1]) and (o[1] - o[0]) > (s[1] - s[0])
+                                        for o in spans)]
+    return {pk: name for _, _, pk, name in kept}, {pk: name for _, _, pk, name in spans}
 
 
 def _visible_claims(authority: Authority, query: Q) -> dict[int, Claim]:
@@ -264,15 +264,15 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     predicates = asked_predicates(question)
     if not predicates:
         return None
-    entities = _named_entities(authority, question)
+    entities, every = _named_entities(authority, question)
     if not entities:
         return None
     asked = asked_time(question, now=now)
     claims = _state_claims(authority, predicates, entities)
-    if not claims:
+    if not claims and every.keys() != entities.keys():
         # The longer name holds no such state ("the Northgate pilot" names a pilot entity with no fleet size):
-        # the name inside it may ("Northgate").
-        entities = _named_entities(authority, question, inner=True)
+        # a name inside it may ("Northgate").
+        entities = every
         claims = _state_claims(authority, predicates, entities)
     if not claims:
         return None
