@@ -304,3 +304,19 @@ def test_search_api_reports_channels_and_path(world, seed):
     assert "graph" in by_doc[seed.marcus.pk]["channels"]
     assert by_doc[seed.marcus.pk]["path"] == ["Priya Nair", "reports_to", "Marcus Lee", "member_of", "Leadership Team"]
     assert seed.hr.pk not in by_doc
+
+
+def test_the_channel_statements_are_prepared_once_per_connection(world, seed, settings):
+    """groundwork.sql.prepared_cursor: the channel's statements are planned from Postgres's plan cache, not
+    parsed and planned on every question (the channel's latency was mostly planning)."""
+    from django.db import connection
+
+    member = world.authority(world.member)
+    for _ in range(3):
+        assert hybrid_search(member, "Which team is Priya Nair's manager on?", k=10).extra == {"graph": "ok"}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    hop = [s for s in prepared if "WITH frontier AS" in s]
+    linking = [s for s in prepared if "WITH phrases AS" in s]
+    assert (len(hop), len(linking)) == ((1, 1) if settings.DATABASE_PREPARED_STATEMENTS else (0, 0))
