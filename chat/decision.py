@@ -19,6 +19,7 @@ from chat.gate import GapKind, GateDecision, gate_decide, reformulate
 from chat.retrieval import (
     QuestionVectors,
     evidence_search,
+    evidence_widen,
     identifiers_unknown,
     question_vectors,
     split_question,
@@ -122,6 +123,10 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
             second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights)
             if second.answer or second.confidence > decision.confidence:
                 evidence, decision = again, second
+        if decision.answer:
+            # On topic: whether the evidence holds an answer is read, and the answer composed, from the best
+            # chunks joined with their neighbours in the record (the chunker may have cut the answer off).
+            evidence = evidence_widen(authority, evidence)
         # Topic is not answerability: the evidence must hold an answer to this question, not just its subject.
         verdict = answerability_judge(question, evidence, term_weights=weights)
         decision = answerability_decide(question, decision, verdict,

@@ -17,7 +17,7 @@ from chat.answerability import (
     Verdict,
     answerability_judge,
     expected_answer_type,
-    is_heading,
+    heading_at,
     is_question,
     restates_question,
     typed_spans,
@@ -28,8 +28,12 @@ from knowledge.sentences import sentence_spans
 
 __all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
 
-# Rank bonus for the best-ranked evidence, decaying with rank; small so it only breaks near-ties.
-RANK_BONUS = 0.05
+# Rank bonus for the best-ranked evidence, decaying with rank. The fused rank (full text and vectors over the
+# whole chunk) knows better which record is about the question than one sentence's share of its words: on
+# SciFact (first 400 claims), 0.05 led with a sentence of a record holding a rationale for 68 % of the claims,
+# 0.3 for 76 % (as leading with the top-ranked record always would). The answer-slot bonuses below still
+# outweigh the rank difference between neighbouring chunks (0.15 between the first and the second).
+RANK_BONUS = 0.3
 # Sentences sharing this share of their words are the same statement from two copies of a document.
 NEAR_DUPLICATE_OVERLAP = 0.8
 MIN_SENTENCE_WORDS = 3
@@ -107,7 +111,7 @@ def compose_extractive_answer(
         text = item.evidence.text
         for start, end in sentence_spans(text):
             sentence = text[start:end]
-            if len(words(sentence)) < MIN_SENTENCE_WORDS or is_heading(sentence):
+            if len(words(sentence)) < MIN_SENTENCE_WORDS or heading_at(text, start, end):
                 continue
             stems = term_set(sentence)
             matched = sum(idf[t] for t in terms if t in stems)

@@ -229,19 +229,26 @@ _CALENDAR = frozenset(
     "wednesday thursday friday saturday sunday".split())
 
 
+# "folic acid (FA)": an abbreviation the question defines for itself, in parentheses after what it stands for.
+# The records may only ever write the words; the abbreviation names nothing the words do not.
+_DEFINED = re.compile(r"(?<=\w)\s*\(\s*([^()\s]+)\s*\)")
+
+
 def question_identifiers(question: str) -> list[str]:
-    """Codes and proper names in `question`, in order, each once (as written)."""
+    """Codes and proper names in `question`, in order, each once (as written); not the abbreviations the
+    question defines for itself ("vitamin B6 (VB6)")."""
     text = normalise(question)
+    defined = {m.group(1) for m in _DEFINED.finditer(text)}
     found: list[str] = []
     for match in _CODE.finditer(text):
         code = match.group(0).strip("./")
-        if not _QUANTITY.match(code) and code not in found:
+        if not _QUANTITY.match(code) and code not in found and code not in defined:
             found.append(code)
     for match in _NAME.finditer(text):
         word = match.group(0)
         lower = word.lower().split("'", 1)[0]
         if (_SENTENCE_START.search(text[: match.start()]) or lower in STOPWORDS or lower in _CALENDAR
-                or any(word in code for code in found) or word in found):
+                or any(word in code for code in found) or word in found or word in defined):
             continue
         found.append(word.split("'", 1)[0])
     return found

@@ -125,6 +125,10 @@ ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "rules")
 if ANSWERABILITY_JUDGE not in ("learned", "rules"):
     raise ImproperlyConfigured(f"ANSWERABILITY_JUDGE must be learned or rules, got {ANSWERABILITY_JUDGE!r}")
 ANSWER_CONTEXT_TOKENS = env_int("ANSWER_CONTEXT_TOKENS", 3000, minimum=100)
+# An answerable question's best ANSWER_WIDEN_TOP chunks are joined with their neighbours in the same record, up
+# to ANSWER_WIDEN_MAX_TOKENS each (chat.retrieval.evidence_widen); 0 turns widening off.
+ANSWER_WIDEN_TOP = env_int("ANSWER_WIDEN_TOP", 3, minimum=0)
+ANSWER_WIDEN_MAX_TOKENS = env_int("ANSWER_WIDEN_MAX_TOKENS", 3 * CHUNK_TOKEN_BUDGET, minimum=1)
 ANSWER_MAX_TOOL_ROUNDS = env_int("ANSWER_MAX_TOOL_ROUNDS", 2, minimum=1)
 ANSWER_HISTORY_TURNS = env_int("ANSWER_HISTORY_TURNS", 6, minimum=0)
 ANSWER_CACHE_ENABLED = env_bool("ANSWER_CACHE_ENABLED", True)

@@ -31,6 +31,7 @@ from chat.answerability.answer_types import (
 )
 from chat.answerability.conflicts import (
     antonym_conflict,
+    heading_at,
     identifiers_absent,
     is_heading,
     restates_question,
@@ -50,6 +51,7 @@ __all__ = [
     "antonym_conflict",
     "expected_answer_type",
     "identifiers_absent",
+    "heading_at",
     "is_heading",
     "is_question",
     "read_sentences",

@@ -130,6 +130,13 @@ def is_heading(sentence: str) -> bool:
     return len(tokens) <= 12 and bool(titled) and all(t[0].isupper() or t.lower() in STOPWORDS for t in titled)
 
 
+def heading_at(text: str, start: int, end: int) -> bool:
+    """`is_heading` for the sentence at text[start:end], seeing its line: `sentence_spans` trims a Markdown
+    heading's "#" marks, and "Perch Roadmap 2026 (draft)" without them ends like a statement."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return text[line_start:start].lstrip().startswith("#") or is_heading(text[start:end])
+
+
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")
 
 

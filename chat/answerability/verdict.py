@@ -10,8 +10,8 @@ from chat.answerability.answer_types import FACTOID_TYPES, AnswerType, expected_
 from chat.answerability.conflicts import (
     IRREGULAR_FORMS,
     conflict_of,
+    heading_at,
     identifiers_absent,
-    is_heading,
     negated,
     negation_mismatch,
     restates_question,
@@ -75,6 +75,7 @@ class SentenceReading:
     negation_mismatch: bool
     restatement: bool
     window: tuple[int, int] = (0, 0)  # the sentence with its neighbours, chunk offsets
+    heading: tuple[int, int] = (0, 0)  # the heading the sentence sits under in its chunk, chunk offsets
     conflict: str = ""  # "antonym:..." or "swapped_entity:...": the sentence answers a different question
 
 
@@ -117,16 +118,33 @@ def _share(weights: Mapping[str, float], present: set[str], half: set[str] = fro
 _PRONOUN_START = re.compile(r"(?:it|its|they|their|he|his|she|her|this|these|there)\b", re.IGNORECASE)
 
 
+def _headed(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The statements of a chunk (headings left out) and, for each, the last heading above it in the chunk
+    ((0, 0) when none)."""
+    spans, above = [], []
+    heading = (0, 0)
+    for start, end in sentence_spans(text):
+        if heading_at(text, start, end):
+            heading = (start, end)
+            continue
+        spans.append((start, end))
+        above.append(heading)
+    return spans, above
+
+
 def read_sentences(question: str, texts: Sequence[str], *,
                    term_weights: Mapping[str, float] | None = None,
                    answer_type: AnswerType | None = None) -> list[SentenceReading]:
-    """Every sentence of `texts` (evidence chunk texts, best first) read against `question`."""
+    """Every sentence of `texts` (evidence chunk texts, best first) read against `question`. The heading a
+    sentence sits under counts like a neighbour: a record often names its subject once, above the lines that
+    state its facts ("# Perch Roadmap … Owner: Rafael Costa."). The record's title does not: on SQuAD (odd
+    articles) counting it refused 0.024 fewer unanswerable questions for 0.009 more span hits."""
     answer_type = answer_type or expected_answer_type(question)
     weights = _weights(question, term_weights)
     question_negated = negated(question)
     readings = []
     for index, text in enumerate(texts):
-        spans = [(s, e) for s, e in sentence_spans(text) if not is_heading(text[s:e])]
+        spans, headings = _headed(text)
         stem_sets = [_keys(text[s:e]) for s, e in spans]
         for i, (start, end) in enumerate(spans):
             sentence = text[start:end]
@@ -137,7 +155,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 stem_sets_i = stem_sets[i] | previous
             else:
                 stem_sets_i = stem_sets[i]
-            near = previous | following
+            near = previous | following | _keys(text[slice(*headings[i])])
             own = _share(weights, stem_sets_i)
             support = _share(weights, stem_sets_i, near)
             typed = tuple(typed_spans(sentence, answer_type, question))
@@ -147,6 +165,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
                 conflict=conflict_of(question, sentence),
                 window=(spans[i - 1][0] if i else start, spans[i + 1][1] if i + 1 < len(spans) else end),
+                heading=headings[i],
             ))
     return readings
 
@@ -181,9 +200,9 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
     def absent(r: SentenceReading) -> list[str]:
         if not NAMES_NEAR_ANSWER:
             return absent_by_chunk[r.chunk_index]
-        item = top[r.chunk_index]
-        return identifiers_absent(question, f"{item.title}\n{item.text[r.window[0]:r.window[1]]}")
-
+        text = top[r.chunk_index].text
+        near = f"{top[r.chunk_index].title}\n{text[slice(*r.heading)]}\n{text[slice(*r.window)]}"
+        return identifiers_absent(question, near)
 
     bar = min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)
 

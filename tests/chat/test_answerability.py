@@ -9,6 +9,7 @@ from chat.answerability import (
     answerability_judge,
     antonym_conflict,
     expected_answer_type,
+    heading_at,
     identifiers_absent,
     is_heading,
     is_question,
@@ -145,6 +146,29 @@ def test_restatement_and_headings():
     assert is_heading("Vendor onboarding") and is_heading("## Refund policy")
     assert is_heading("Refund Policy for Business Customers")
     assert not is_heading("Refunds take five days.") and not is_heading("Refunds take five working days")
+
+
+def test_a_markdown_heading_is_a_heading_even_where_its_marks_were_trimmed():
+    text = "# Perch Roadmap 2026 (draft)\n\nStatus: draft, not committed. Owner: Rafael Costa."
+    # sentence_spans gives the heading without its "#"; alone, its closing parenthesis reads as a statement
+    assert not is_heading("Perch Roadmap 2026 (draft)")
+    assert heading_at(text, 2, 28)
+    assert not heading_at(text, 60, 80)
+
+
+def test_the_heading_a_fact_sits_under_names_its_subject():
+    """The record names its subject once, in the heading above the line that answers: the answer is there."""
+    roadmap = evidence("# Perch Roadmap 2026 (draft)\n\nStatus: draft, not committed. Owner: Rafael Costa.",
+                       title="Roadmap draft")
+    verdict = answerability_judge("Who is the owner of Perch?", [roadmap])
+    assert verdict.answerable, verdict.reasons
+    assert verdict.span == "Rafael Costa"
+    # the heading itself is never the answer sentence
+    unrelated = evidence("# Perch Roadmap 2026 (draft)\n\nStatus: draft, not committed.", title="Roadmap draft")
+    assert not answerability_judge("Who is the owner of Perch?", [unrelated]).answerable
+    # without the heading the question's subject is nowhere near the line
+    bare = evidence("Status: draft, not committed. Owner: Rafael Costa.", title="Roadmap draft")
+    assert not answerability_judge("Who is the owner of Perch?", [bare]).answerable
 
 
 def test_decision_refuses_topical_evidence_without_an_answer():

@@ -174,6 +174,11 @@ def test_long_descriptions_are_one_question_short_compounds_are_split():
             "and how those measures compare with citation counts and with the judgement of faculty members "
             "and librarians about which titles matter")
     assert split_question(long) == [long]
+    # "and" between two things one question asks about is not two questions: no fragment is searched alone
+    listed = "Give methods for high speed publication, printing, and distribution of scientific journals."
+    assert split_question(listed) == [listed.rstrip(".")]
+    assert split_question("Which teams own billing and payments, and who approves refunds?") == [
+        "Which teams own billing and payments", "who approves refunds"]
 
 
 def test_low_confidence_refusal_searches_once_more_with_a_reformulated_query(world, corpus):

@@ -59,3 +59,5 @@ def test_question_identifiers():
     assert question_identifiers("When did Priya Nair approve INV-2024-0042 in March, on the 1st at 10am?") == [
         "INV-2024-0042", "Priya", "Nair"]
     assert question_identifiers("How long do laptop replacements take?") == []
+    # an abbreviation the question defines for itself is not a name the records must hold
+    assert question_identifiers("Does intake of folic acid (FA) and vitamin B6 (VB6) lower homocysteine?") == ["B6"]
