@@ -219,9 +219,13 @@ __all__ = [
 # caller can read (chat.retrieval.identifiers_unknown checks), or the question is about something the records do
 # not hold.
 _CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*(?![\w-])")
-# "1st", "10am", "5kg", "24h": quantities, not codes
-_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|s|ms|k|kb|mb|gb|tb|kg|g|km|cm|mm|x)$",
-                       re.IGNORECASE)
+# "1st", "10am", "5kg", "24h", "400mg", "40mg/day": quantities, not codes
+_UNITS = (r"(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|s|ms|k|kb|mb|gb|tb|kg|g|mg|mcg|ug|µg|l|ml|dl|mol|mmol|umol|µmol|iu|"
+          r"km|cm|mm|nm|um|µm|kcal|hz|khz|mhz|ghz|kw|w|v|mv|x)")
+_QUANTITY = re.compile(rf"^\d+(?:[.,]\d+)?{_UNITS}(?:/(?:{_UNITS}|d|day|wk|week|month|yr|year|m2))?$", re.IGNORECASE)
+# A code's segment holding both letters and digits ("MUC1" in "MUC1-C", "Sf1" in "Sf1-expressing"): when a code
+# has one, the rest are words attached to it, which records write in many ways ("Sf1 expressing", "M2 like").
+_MIXED = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+$")
 _NAME = re.compile(r"\b[A-Z][\w']*[A-Za-z]\b|\b[A-Z]\b")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")
 _CALENDAR = frozenset(
@@ -234,21 +238,61 @@ _CALENDAR = frozenset(
 _DEFINED = re.compile(r"(?<=\w)\s*\(\s*([^()\s]+)\s*\)")
 
 
+def _core(code: str) -> str:
+    """What a code must be found as: itself, or, for a code joined to plain words ("M2-like", "MUC1-C"), its
+    segments holding letters and digits. "KR-9999" and "INV-2024-0042" have none and stay whole: the number is
+    what tells one ticket from another."""
+    segments = re.split(r"[-_./]", code)
+    mixed = [segment for segment in segments if _MIXED.match(segment)]
+    if not mixed or len(mixed) == len(segments) or any(segment.isdigit() for segment in segments):
+        return code
+    return " ".join(mixed)
+
+
+_TOKEN = re.compile(r"[^\W\d_][\w'-]*|\d[\w-]*|[^\w\s]")
+# A question that opens with this many capitalised words (stop words and a colon may sit between them) opens
+# with a title in Title Case — a pasted record's title, "An Automatic Method for Extracting Significant Phrases
+# …" — and those words are not names that must each occur in a record (a misspelt one would refuse the question).
+# Only an opening run counts: "Who is Marcus Lee Smith of the Northgate Pilot Board?" names people and things.
+TITLE_RUN = 4
+
+
+_ASKS = re.compile(r"\s*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+                   r"will|would|should|has|have|had)\b", re.IGNORECASE)
+
+
+def _opening_title(text: str) -> tuple[int, int]:
+    """(start, end) of the Title Case run `text` opens with, or (0, 0); a question's opening word is no title."""
+    if _ASKS.match(text):
+        return (0, 0)
+    count, end = 0, 0
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if token[:1].isupper():
+            count, end = count + 1, match.end()
+        elif token != ":" and token not in STOPWORDS:
+            break
+    return (0, end) if count >= TITLE_RUN else (0, 0)
+
+
 def question_identifiers(question: str) -> list[str]:
-    """Codes and proper names in `question`, in order, each once (as written); not the abbreviations the
-    question defines for itself ("vitamin B6 (VB6)")."""
+    """Codes and proper names in `question`, in order, each once (as written; a code joined to words by its
+    letters-and-digits core, see `_core`); not the abbreviations the question defines for itself ("vitamin B6
+    (VB6)"), nor the capitalised words of a title in Title Case."""
     text = normalise(question)
     defined = {m.group(1) for m in _DEFINED.finditer(text)}
     found: list[str] = []
     for match in _CODE.finditer(text):
-        code = match.group(0).strip("./")
+        code = _core(match.group(0).strip("./"))
         if not _QUANTITY.match(code) and code not in found and code not in defined:
             found.append(code)
+    title_start, title_end = _opening_title(text)
     for match in _NAME.finditer(text):
         word = match.group(0)
         lower = word.lower().split("'", 1)[0]
         if (_SENTENCE_START.search(text[: match.start()]) or lower in STOPWORDS or lower in _CALENDAR
-                or any(word in code for code in found) or word in found or word in defined):
+                or title_start <= match.start() < title_end or any(word in code for code in found) or word in found
+                or word in defined):
             continue
         found.append(word.split("'", 1)[0])
     return found

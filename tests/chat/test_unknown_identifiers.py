@@ -61,3 +61,13 @@ def test_question_identifiers():
     assert question_identifiers("How long do laptop replacements take?") == []
     # an abbreviation the question defines for itself is not a name the records must hold
     assert question_identifiers("Does intake of folic acid (FA) and vitamin B6 (VB6) lower homocysteine?") == ["B6"]
+    # doses are quantities; a code joined to words is looked for by its letters-and-digits core
+    assert question_identifiers("Does 400mg or 40mg/day of it help?") == []
+    assert question_identifiers("Is the M2-like phenotype seen in Sf1-expressing neurons?") == ["M2", "Sf1"]
+    assert question_identifiers("Is MUC1-C near KR-9999, INV-2024-0042 or HIV-1?") == [
+        "MUC1", "KR-9999", "INV-2024-0042", "HIV-1"]
+    # a pasted record title in Title Case is not a list of names; a question's names are
+    assert question_identifiers("An Automatic Method for Extracting Significant Phrases in Scienfific Documents "
+                                "A new method is described") == []
+    assert question_identifiers("Who is Marcus Lee Smith of the Northgate Pilot Board?") == [
+        "Marcus", "Lee", "Smith", "Northgate", "Pilot", "Board"]
