@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from chat.evidence import Evidence
-from chat.terms import STOPWORDS, canonical_number, content_words, key_terms, normalise, stem, term_set
+from chat.terms import OPENS_QUESTION, STOPWORDS, canonical_number, content_words, key_terms, normalise, stem, term_set
 
 
 class GapKind(enum.StrEnum):
@@ -219,10 +219,10 @@ __all__ = [
 # caller can read (chat.retrieval.identifiers_unknown checks), or the question is about something the records do
 # not hold.
 _CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*(?![\w-])")
-# "1st", "10am", "5kg", "24h", "400mg", "40mg/day": quantities, not codes
-_UNITS = (r"(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|s|ms|k|kb|mb|gb|tb|kg|g|mg|mcg|ug|µg|l|ml|dl|mol|mmol|umol|µmol|iu|"
-          r"km|cm|mm|nm|um|µm|kcal|hz|khz|mhz|ghz|kw|w|v|mv|x)")
-_QUANTITY = re.compile(rf"^\d+(?:[.,]\d+)?{_UNITS}(?:/(?:{_UNITS}|d|day|wk|week|month|yr|year|m2))?$", re.IGNORECASE)
+# "1st", "10am", "5kg", "24h", "400mg": quantities, not codes ("40mg/day" is one by its core "40mg", see `_core`)
+_QUANTITY = re.compile(r"^\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|s|ms|k|kb|mb|gb|tb|kg|g|mg|mcg|ug|µg|l|"
+                       r"ml|dl|mol|mmol|umol|µmol|iu|km|cm|mm|nm|um|µm|kcal|hz|khz|mhz|ghz|kw|w|v|mv|x)$",
+                       re.IGNORECASE)
 # A code's segment holding both letters and digits ("MUC1" in "MUC1-C", "Sf1" in "Sf1-expressing"): when a code
 # has one, the rest are words attached to it, which records write in many ways ("Sf1 expressing", "M2 like").
 _MIXED = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+$")
@@ -257,14 +257,11 @@ _TOKEN = re.compile(r"[^\W\d_][\w'-]*|\d[\w-]*|[^\w\s]")
 TITLE_RUN = 4
 
 
-_ASKS = re.compile(r"\s*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|"
-                   r"will|would|should|has|have|had)\b", re.IGNORECASE)
-
-
-def _opening_title(text: str) -> tuple[int, int]:
-    """(start, end) of the Title Case run `text` opens with, or (0, 0); a question's opening word is no title."""
-    if _ASKS.match(text):
-        return (0, 0)
+def _opening_title_end(text: str) -> int:
+    """Where the Title Case run `text` opens with ends (0: it opens with none); a question's opening word is no
+    title."""
+    if OPENS_QUESTION.match(text):
+        return 0
     count, end = 0, 0
     for match in _TOKEN.finditer(text):
         token = match.group(0)
@@ -272,7 +269,7 @@ def _opening_title(text: str) -> tuple[int, int]:
             count, end = count + 1, match.end()
         elif token != ":" and token not in STOPWORDS:
             break
-    return (0, end) if count >= TITLE_RUN else (0, 0)
+    return end if count >= TITLE_RUN else 0
 
 
 def question_identifiers(question: str) -> list[str]:
@@ -286,12 +283,12 @@ def question_identifiers(question: str) -> list[str]:
         code = _core(match.group(0).strip("./"))
         if not _QUANTITY.match(code) and code not in found and code not in defined:
             found.append(code)
-    title_start, title_end = _opening_title(text)
+    title_end = _opening_title_end(text)
     for match in _NAME.finditer(text):
         word = match.group(0)
         lower = word.lower().split("'", 1)[0]
         if (_SENTENCE_START.search(text[: match.start()]) or lower in STOPWORDS or lower in _CALENDAR
-                or title_start <= match.start() < title_end or any(word in code for code in found) or word in found
+                or match.start() < title_end or any(word in code for code in found) or word in found
                 or word in defined):
             continue
         found.append(word.split("'", 1)[0])

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Q
+from django.db.models import Case, Q, TextField, When
 from django.db.models.functions import Substr
 
 from chat.evidence import Evidence
 from chat.gate import question_identifiers, reformulate
 from chat.sql import word_lexemes
-from chat.terms import content_words, key_terms, stem
+from chat.terms import OPENS_QUESTION, content_words, key_terms, stem
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
 from knowledge.retrieval import Hit, QueryVector, hybrid_search, query_vectors
@@ -34,8 +34,6 @@ from knowledge.retrieval.lexical import corpus_stats, idf_for, query_lexemes
 # queries asked of the SciFact tenant: 6 of the 11 answered were answered on such a fragment).
 _SPLIT = re.compile(r"\?+|;+")
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
-_OPENS_QUESTION = re.compile(r"(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|"
-                             r"could|will|would|should|has|have|had|may|might|must)\b", re.IGNORECASE)
 
 
 # Longer than this, a question is one information need described at length (a paragraph, a pasted
@@ -51,7 +49,7 @@ def _pieces(question: str) -> list[str]:
         halves = _AND.split(sentence)
         current = halves[0]
         for half in halves[1:]:
-            if _OPENS_QUESTION.match(half):
+            if OPENS_QUESTION.match(half):
                 pieces.append(current)
                 current = half
             else:
@@ -149,19 +147,22 @@ def evidence_widen(authority: Authority, evidence: Sequence[Evidence], *, top: i
     near = {(row["document_id"], row["ordinal"]): row for row in readable_chunks(authority).filter(wanted)
             .values("pk", "document_id", "ordinal", "token_count", "start", "end")}
     covered: set[int] = set()
-    out: list[Evidence] = []
+    kept: list[Evidence] = []
+    spans: dict[int, tuple[int, int, int]] = {}  # position in `kept` -> (record, start, end) to read
     for rank, item in enumerate(evidence):
         if item.chunk_id in covered:
             continue  # joined to a better-ranked chunk of its record
         covered.add(item.chunk_id)
         anchor = anchors.get(item.chunk_id) if rank < top else None
         joined = _join_neighbours(anchor, near, covered, max_tokens) if anchor else []
-        start = min([item.start, *(p["start"] for p in joined)])
-        end = max([item.end, *(p["end"] for p in joined)])
-        text = _record_text(authority, item.document_id, start, end) if joined else None
-        # Nothing to join, or the record's text is not at hand: the chunk as found.
-        out.append(replace(item, text=text, start=start, end=end) if text is not None else item)
-    return tuple(out)
+        if joined:
+            spans[len(kept)] = (item.document_id, min([item.start, *(p["start"] for p in joined)]),
+                                max([item.end, *(p["end"] for p in joined)]))
+        kept.append(item)
+    passages = _record_passages(authority, spans)
+    # Nothing joined, or the record's text is not at hand: the chunk as found.
+    return tuple(replace(item, text=passages[i], start=spans[i][1], end=spans[i][2]) if i in passages else item
+                 for i, item in enumerate(kept))
 
 
 # How many chunks on each side of a best-ranked chunk `evidence_widen` may join (within its token budget).
@@ -188,10 +189,17 @@ def _join_neighbours(anchor: dict, near: Mapping[tuple[int, int], dict], covered
     return joined
 
 
-def _record_text(authority: Authority, document_id: int, start: int, end: int) -> str | None:
-    """text[start:end] of a readable record, read in the database (a record may be large; a passage is not)."""
-    return (readable_documents(authority).filter(pk=document_id)
-            .annotate(passage=Substr("text", start + 1, end - start)).values_list("passage", flat=True).first())
+def _record_passages(authority: Authority, spans: Mapping[int, tuple[int, int, int]]) -> dict[int, str]:
+    """For each key, text[start:end] of its readable record (absent when that record is not readable), all in
+    one query and cut in the database: a record may be large, a passage is not."""
+    if not spans:
+        return {}
+    cuts = {f"p{key}": Case(When(pk=record, then=Substr("text", start + 1, end - start)), default=None,
+                            output_field=TextField())
+            for key, (record, start, end) in spans.items()}
+    rows = (readable_documents(authority).filter(pk__in={record for record, _, _ in spans.values()})
+            .annotate(**cuts).values(*cuts))
+    return {int(name[1:]): passage for row in rows for name, passage in row.items() if passage is not None}
 
 
 def term_weights(question: str) -> dict[str, float]:

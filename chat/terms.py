@@ -19,6 +19,13 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
 
 
+# The words a question opens with: an interrogative or an auxiliary ("does …", "can …"). What follows " and " opens
+# a question of its own only with one of these (chat.retrieval.split_question), and a query opening with one is
+# no pasted title (chat.gate.question_identifiers).
+OPENS_QUESTION = re.compile(r"\s*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|"
+                            r"could|will|would|should|has|have|had|may|might|must)\b", re.IGNORECASE)
+
+
 def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 

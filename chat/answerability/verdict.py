@@ -146,6 +146,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
     for index, text in enumerate(texts):
         spans, headings = _headed(text)
         stem_sets = [_keys(text[s:e]) for s, e in spans]
+        heading_keys = {h: _keys(text[slice(*h)]) for h in set(headings)}
         for i, (start, end) in enumerate(spans):
             sentence = text[start:end]
             previous = stem_sets[i - 1] if i else set()
@@ -155,7 +156,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 stem_sets_i = stem_sets[i] | previous
             else:
                 stem_sets_i = stem_sets[i]
-            near = previous | following | _keys(text[slice(*headings[i])])
+            near = previous | following | heading_keys[headings[i]]
             own = _share(weights, stem_sets_i)
             support = _share(weights, stem_sets_i, near)
             typed = tuple(typed_spans(sentence, answer_type, question))

@@ -71,6 +71,21 @@ def test_widening_stops_at_the_token_budget_and_prefers_the_chunk_after(world, s
     assert unchanged[0].text == chunks[1].text
 
 
+def test_widening_reads_every_passage_in_one_query(world, corpus, survey, django_assert_num_queries):
+    """Anchors, their neighbours, then the passages of every widened record at once: three queries however many
+    of the best chunks are widened (it runs for every answerable question)."""
+    document, chunks = survey
+    other = ingest(world, corpus.acme_wiki, external_id="falcons-2", title="Falcon survey notes", body=BODY)
+    others = list(Chunk.objects.filter(document=other).order_by("ordinal"))
+    authority = world.authority(world.member)
+    items = [_evidence(world, chunks[2], world.member), _evidence(world, others[2], world.member)]
+    with django_assert_num_queries(3):
+        widened = evidence_widen(authority, items, top=2, max_tokens=1000)
+    assert [(e.document_id, e.start, e.end) for e in widened] == [
+        (document.pk, chunks[0].start, chunks[4].end), (other.pk, others[0].start, others[4].end)]
+    assert all(e.text == d.text[e.start:e.end] for e, d in zip(widened, (document, other), strict=True))
+
+
 @pytest.mark.parametrize("who", ["analyst", "outsider"])
 def test_nobody_widens_into_a_record_they_cannot_read(world, survey, who):
     """Evidence naming a chunk the caller cannot read (never produced by their search, but the widening must

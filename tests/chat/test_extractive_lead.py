@@ -49,3 +49,22 @@ def test_the_verdicts_sentence_leads():
     # the rest keep source order after the lead
     rest = [(s.label, s.start) for s in answer.sentences[1:]]
     assert rest == sorted(rest)
+
+
+def test_a_second_source_is_cited_for_a_statement_only_when_it_matches_as_well():
+    """A statement (a claim to check) is answered from the record that matches it best; another record's sentence
+    joins only if it matches at least as well. A question keeps the common floor: another record may hold the
+    answer its lead's record lacks."""
+    from chat.extractive import ExtractedSentence
+    from chat.providers.extractive import RELATIVE_SENTENCE_FLOOR, _close_enough
+
+    def sentence(label: str, score: float) -> ExtractedSentence:
+        return ExtractedSentence(sentence="s", label=label, start=0, end=1, doc_start=0, doc_end=1, score=score)
+
+    lead, best = sentence("S1", 0.8), 0.8
+    near = 0.8 * (1 + RELATIVE_SENTENCE_FLOOR) / 2  # under the best, above the common floor
+    assert _close_enough(sentence("S1", near), lead, best, asked=False)  # the lead's own record
+    assert not _close_enough(sentence("S2", near), lead, best, asked=False)  # another record, a statement
+    assert _close_enough(sentence("S2", best), lead, best, asked=False)
+    assert _close_enough(sentence("S2", near), lead, best, asked=True)  # another record, a question
+    assert not _close_enough(sentence("S2", 0.5), lead, best, asked=True)
