@@ -11,7 +11,9 @@ collection's questions asked of its own tenant and of the other two; chat/bench/
 separates an unrelated corpus — in-corpus questions: 5th percentile 0.42, out-of-corpus: 95th percentile
 0.37 — while key-term coverage and phrase matches overlap heavily (a paraphrased claim shares few words with
 its abstract; an aerodynamics query shares "effect", "study", "experimental" with biomedicine). Coverage
-still guards against a semantically close chunk that lacks what was asked about. Without the semantic
+still guards against a semantically close chunk that lacks what was asked about. Evidence only just over the
+similarity bar (< ANSWER_GATE_PHRASELESS_MIN_SIMILARITY) must also hold one of the question's phrases (two
+adjacent key terms): weak on both signals is what a question on a neighbouring topic looks like. Without the semantic
 channel the lexical rules below (coverage, phrase, channel agreement) are all there is.
 
 Refusing is the safe outcome: an honest "not found"
@@ -102,8 +104,6 @@ def gate_decide(
     lexical-only (no embedding provider), so the missing channel is not held against the evidence.
     `term_weights` (stemmed key term -> corpus idf) weight coverage by rarity."""
     min_coverage = settings.ANSWER_GATE_MIN_COVERAGE
-    min_similarity = settings.ANSWER_GATE_MIN_SIMILARITY
-    semantic_coverage = settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE
     min_score = settings.ANSWER_GATE_MIN_SCORE
 
     if not evidence:
@@ -122,7 +122,7 @@ def gate_decide(
     # The closest any evidence came in the semantic channel; nothing it found counts as 0.
     similarity = max((item.vector_similarity for item in evidence if item.vector_similarity is not None),
                      default=0.0)
-    semantic = vector_enabled and min_similarity > 0
+    semantic = vector_enabled and settings.ANSWER_GATE_MIN_SIMILARITY > 0
     confidence = _confidence(coverage, similarity, agreement, top_score, semantic=semantic)
 
     def refuse(reason: str) -> GateDecision:
@@ -133,13 +133,8 @@ def gate_decide(
         return GateDecision(False, reason, confidence, round(coverage, 4), kind)
 
     if semantic:
-        if coverage < semantic_coverage:
-            return refuse("low_coverage")
-        if similarity < min_similarity:
-            return refuse("low_similarity")
-        if top_score < min_score:
-            return refuse("low_score")
-        return GateDecision(True, "supported", confidence, round(coverage, 4))
+        failed = _semantic_refusal(question, top, coverage, similarity, top_score)
+        return refuse(failed) if failed else GateDecision(True, "supported", confidence, round(coverage, 4))
     if coverage < min_coverage:
         return refuse("low_coverage")
     if top_score < min_score:
@@ -150,6 +145,22 @@ def gate_decide(
             and phrase_coverage(question, top) < settings.ANSWER_GATE_MIN_PHRASE):
         return refuse("no_phrase_match")
     return GateDecision(True, "supported", confidence, round(coverage, 4))
+
+
+def _semantic_refusal(question: str, top: Sequence[Evidence], coverage: float, similarity: float,
+                      top_score: float) -> str | None:
+    """The reason the semantic rules refuse, or None when they answer."""
+    if coverage < settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE:
+        return "low_coverage"
+    if similarity < settings.ANSWER_GATE_MIN_SIMILARITY:
+        return "low_similarity"
+    if similarity < settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY and phrase_coverage(question, top) == 0.0:
+        # Only just close in meaning, and not one of the question's phrases in the top evidence: single shared
+        # words ("pressurized structures" against "gap junctions ... structures") on a nearby topic.
+        return "no_phrase_match"
+    if top_score < settings.ANSWER_GATE_MIN_SCORE:
+        return "low_score"
+    return None
 
 
 def _confidence(coverage: float, similarity: float, agreement: bool, top_score: float, *, semantic: bool) -> float:

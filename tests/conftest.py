@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from groundwork import celery_app
@@ -19,6 +20,12 @@ from groundwork.authority import Authority
 from groundwork.models import Principal, Tenant
 from groundwork.selectors import authority_for_service, authority_for_user, platform_tenant
 from groundwork.services import api_key_issue_delegated, group_member_add, membership_set, principal_ensure
+
+# No wall-clock deadline per example: on a loaded machine (CI, or a bench running beside the suite) a pure
+# function's example can take over hypothesis's default 200 ms and fail a correct test. Speed is measured by
+# `make bench`, never by a timed test.
+hypothesis_settings.register_profile("groundwork", deadline=None)
+hypothesis_settings.load_profile("groundwork")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -76,7 +76,8 @@ def run_state_questions() -> dict:
                 if current_fact_first(final["answer"], current=item["current"], replaced=item["replaced"]):
                     good += 1
                 else:
-                    misses.append(item["question"])
+                    # The answer goes with the miss: a miss that comes and goes between runs is read from it.
+                    misses.append({"question": item["question"], "answer": final["answer"][:600]})
     finally:
         tenant.delete()
     return {

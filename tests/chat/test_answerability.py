@@ -187,6 +187,9 @@ def test_decision_answers_a_short_factoid_under_the_similarity_bar():
     assert verdict.answerable and verdict.span == "seven"
     decision = answerability_decide(question, low, verdict, top_chunk_id=CHECKLIST.chunk_id)
     assert decision.answer and decision.reason == "typed_answer" and decision.gap_kind is None
+    # the same for a refusal under the phrase rule (evidence only just close, none of the question's phrases)
+    phraseless = GateDecision(False, "no_phrase_match", 0.3, 0.9, GapKind.KNOWLEDGE_MISSING)
+    assert answerability_decide(question, phraseless, verdict, top_chunk_id=CHECKLIST.chunk_id).answer
     # only when the answer is in the top-ranked chunk, and only for a refusal on similarity
     assert not answerability_decide(question, low, verdict, top_chunk_id=CHECKLIST.chunk_id + 1).answer
     coverage = GateDecision(False, "low_coverage", 0.3, 0.1, GapKind.KNOWLEDGE_MISSING)

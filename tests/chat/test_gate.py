@@ -118,3 +118,26 @@ def test_gap_kinds_are_never_merged():
     assert gap_key(GapKind.KNOWLEDGE_MISSING, question)[1] == gap_key(GapKind.RETRIEVAL_FAILED, question)[1]
     assert GapKind.KNOWLEDGE_MISSING.value == "knowledge_missing"
     assert GapKind.RETRIEVAL_FAILED.value == "retrieval_failed"
+
+
+def test_evidence_only_just_close_needs_one_of_the_questions_phrases(settings):
+    settings.ANSWER_GATE_MIN_SIMILARITY = 0.42
+    settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = 0.48
+    question = "What are the discontinuity stresses at junctions in pressurized structures?"
+    # A neighbouring topic: some of the words, none of the phrases ("pressurized structures").
+    words_only = "Gap junctions form structures whose stresses were measured under pressure."
+    decision = gate_decide(question, [evidence(words_only, vector_similarity=0.45)])
+    assert (decision.answer, decision.reason, decision.gap_kind) == (False, "no_phrase_match",
+                                                                     GapKind.KNOWLEDGE_MISSING)
+    # Closer in meaning, the single words are enough, as before.
+    assert gate_decide(question, [evidence(words_only, vector_similarity=0.5)]).answer
+    # Just as close, with one of the question's phrases: answered.
+    phrase = "Discontinuity stresses arise where shells meet in pressurized structures."
+    assert gate_decide(question, [evidence(phrase, vector_similarity=0.45)]).answer
+    # A phrase anywhere in the top evidence counts; a single-term question has no phrase to miss.
+    assert gate_decide(question, [evidence(words_only, vector_similarity=0.45),
+                                  evidence(phrase, vector_similarity=0.3)]).answer
+    assert gate_decide("Which junctions?", [evidence(words_only, vector_similarity=0.45)]).answer
+    # Off with another embedding model until calibrated (0), like the similarity bar.
+    settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = 0.0
+    assert gate_decide(question, [evidence(words_only, vector_similarity=0.45)]).answer
