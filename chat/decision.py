@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError
 
-from chat.answerability import Verdict, answerability_decide, answerability_judge
+from chat.answerability import Verdict, answerability_decide, answerability_judge, judged
 from chat.evidence import Evidence
 from chat.gate import GapKind, GateDecision, gate_decide, reformulate
 from chat.retrieval import (
@@ -114,13 +114,17 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
                 answer=False, reason="unknown_identifier", confidence=0.0, coverage=0.0,
                 gap_kind=GapKind.KNOWLEDGE_MISSING))
         weights = term_weights(question)
+        # The gate's phrase rule stands in for the answerability judge where the judge abstains.
+        phrase_rule = not judged(question)
         evidence, semantic = evidence_search(authority, question, k, embedded)
-        decision = gate_decide(question, evidence, vector_enabled=semantic == "ok", term_weights=weights)
+        decision = gate_decide(question, evidence, vector_enabled=semantic == "ok", term_weights=weights,
+                               phrase_rule=phrase_rule)
         retry = reformulate(question) if decision.retry_worthwhile else None
         if retry:
             again, semantic_again = evidence_search(authority, retry, k, vectors.get(retry))
             semantic = semantic if semantic_again == "ok" else semantic_again
-            second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights)
+            second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights,
+                                 phrase_rule=phrase_rule)
             if second.answer or second.confidence > decision.confidence:
                 evidence, decision = again, second
         if decision.answer:

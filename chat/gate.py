@@ -13,7 +13,8 @@ separates an unrelated corpus — in-corpus questions: 5th percentile 0.42, out-
 its abstract; an aerodynamics query shares "effect", "study", "experimental" with biomedicine). Coverage
 still guards against a semantically close chunk that lacks what was asked about. Evidence only just over the
 similarity bar (< ANSWER_GATE_PHRASELESS_MIN_SIMILARITY) must also hold one of the question's phrases (two
-adjacent key terms): weak on both signals is what a question on a neighbouring topic looks like. Without the semantic
+adjacent key terms) when nothing after the gate checks the answer (`phrase_rule`): weak on both signals is what
+a query on a neighbouring topic looks like. Without the semantic
 channel the lexical rules below (coverage, phrase, channel agreement) are all there is.
 
 Refusing is the safe outcome: an honest "not found"
@@ -99,10 +100,13 @@ def gate_decide(
     *,
     vector_enabled: bool = True,
     term_weights: Mapping[str, float] | None = None,
+    phrase_rule: bool = True,
 ) -> GateDecision:
     """Answer or refuse. `evidence` is in fused rank order. Pass `vector_enabled=False` when retrieval ran
     lexical-only (no embedding provider), so the missing channel is not held against the evidence.
-    `term_weights` (stemmed key term -> corpus idf) weight coverage by rarity."""
+    `term_weights` (stemmed key term -> corpus idf) weight coverage by rarity. `phrase_rule=False`: the
+    question's answer is checked after the gate (chat.answerability judges it), so evidence only just close
+    needs no phrase of it."""
     min_coverage = settings.ANSWER_GATE_MIN_COVERAGE
     min_score = settings.ANSWER_GATE_MIN_SCORE
 
@@ -133,7 +137,7 @@ def gate_decide(
         return GateDecision(False, reason, confidence, round(coverage, 4), kind)
 
     if semantic:
-        failed = _semantic_refusal(question, top, coverage, similarity, top_score)
+        failed = _semantic_refusal(question, top, coverage, similarity, top_score, phrase_rule=phrase_rule)
         return refuse(failed) if failed else GateDecision(True, "supported", confidence, round(coverage, 4))
     if coverage < min_coverage:
         return refuse("low_coverage")
@@ -148,13 +152,14 @@ def gate_decide(
 
 
 def _semantic_refusal(question: str, top: Sequence[Evidence], coverage: float, similarity: float,
-                      top_score: float) -> str | None:
+                      top_score: float, *, phrase_rule: bool) -> str | None:
     """The reason the semantic rules refuse, or None when they answer."""
     if coverage < settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE:
         return "low_coverage"
     if similarity < settings.ANSWER_GATE_MIN_SIMILARITY:
         return "low_similarity"
-    if similarity < settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY and phrase_coverage(question, top) == 0.0:
+    if (phrase_rule and similarity < settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY
+            and phrase_coverage(question, top) == 0.0):
         # Only just close in meaning, and not one of the question's phrases in the top evidence: single shared
         # words ("pressurized structures" against "gap junctions ... structures") on a nearby topic.
         return "no_phrase_match"

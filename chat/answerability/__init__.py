@@ -37,7 +37,7 @@ from chat.answerability.conflicts import (
     restates_question,
     swapped_entity,
 )
-from chat.answerability.decide import answerability_decide
+from chat.answerability.decide import answerability_decide, judged
 from chat.answerability.judge import answerability_judge
 from chat.answerability.verdict import SentenceReading, Verdict, read_sentences, rules_judge
 
@@ -47,6 +47,7 @@ __all__ = [
     "SentenceReading",
     "Verdict",
     "answerability_decide",
+    "judged",
     "answerability_judge",
     "antonym_conflict",
     "expected_answer_type",

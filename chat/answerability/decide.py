@@ -10,8 +10,8 @@ from chat.gate import GapKind, GateDecision
 
 # Up to this many words a question counts as short.
 SHORT_QUESTION_WORDS = 12
-# Support the answer sentence needs to answer a short factoid question under the similarity bar (or under the
-# phrase rule's): the rest of the question around the answer slot, almost all there.
+# Support the answer sentence needs to answer a short factoid question under the similarity bar: the rest
+# of the question around the answer slot, almost all there.
 FACTOID_MIN_SUPPORT = 0.8
 
 
@@ -20,22 +20,25 @@ FACTOID_MIN_SUPPORT = 0.8
 JUDGED_MAX_WORDS = 20
 
 
+def judged(question: str) -> bool:
+    """Whether the verdict decides this question: a question (not a statement or keyword query) short enough to
+    ask for one thing. For the rest the gate's topical decision stands, with its phrase rule (chat.gate)."""
+    return is_question(question) and len(question.split()) <= JUDGED_MAX_WORDS
+
+
 def answerability_decide(question: str, decision: GateDecision, verdict: Verdict, *,
                          top_chunk_id: int | None) -> GateDecision:
     """The gate's decision revised by the verdict: a topical answer the evidence holds no answer for becomes a
     refusal (the records do not have it); a short factoid question refused only for low similarity is answered
-    when the top-ranked chunk holds its typed answer with the rest of the question around it (the same when it was
-    refused for holding none of the question's phrases: the sentence that answers a short question often orders
-    its words differently).
-    Statements and
+    when the top-ranked chunk holds its typed answer with the rest of the question around it. Statements and
     keyword queries have no answer slot, nor has a long description of a need: the gate's topical decision
     stands for them."""
-    if not is_question(question) or len(question.split()) > JUDGED_MAX_WORDS:
+    if not judged(question):
         return decision
     if decision.answer and not verdict.answerable:
         return replace(decision, answer=False, reason="not_answerable:" + ";".join(verdict.reasons),
                        gap_kind=GapKind.KNOWLEDGE_MISSING)
-    if (not decision.answer and decision.reason in ("low_similarity", "no_phrase_match") and verdict.answerable
+    if (not decision.answer and decision.reason == "low_similarity" and verdict.answerable
             and verdict.answer_type in FACTOID_TYPES and verdict.chunk_id == top_chunk_id
             and verdict.support >= FACTOID_MIN_SUPPORT and len(question.split()) <= SHORT_QUESTION_WORDS):
         return replace(decision, answer=True, reason="typed_answer", gap_kind=None)

@@ -187,9 +187,6 @@ def test_decision_answers_a_short_factoid_under_the_similarity_bar():
     assert verdict.answerable and verdict.span == "seven"
     decision = answerability_decide(question, low, verdict, top_chunk_id=CHECKLIST.chunk_id)
     assert decision.answer and decision.reason == "typed_answer" and decision.gap_kind is None
-    # the same for a refusal under the phrase rule (evidence only just close, none of the question's phrases)
-    phraseless = GateDecision(False, "no_phrase_match", 0.3, 0.9, GapKind.KNOWLEDGE_MISSING)
-    assert answerability_decide(question, phraseless, verdict, top_chunk_id=CHECKLIST.chunk_id).answer
     # only when the answer is in the top-ranked chunk, and only for a refusal on similarity
     assert not answerability_decide(question, low, verdict, top_chunk_id=CHECKLIST.chunk_id + 1).answer
     coverage = GateDecision(False, "low_coverage", 0.3, 0.1, GapKind.KNOWLEDGE_MISSING)
@@ -210,3 +207,14 @@ def test_names_must_stand_next_to_the_answer():
     verdict = answerability_judge("When did Alan Stevenson first light the tower?", [text])
     assert not verdict.answerable and "missing:alan,stevenson" in verdict.reasons
     assert answerability_judge("When was the tower first lighted?", [text]).answerable
+
+
+def test_the_judge_decides_short_questions_and_abstains_on_statements_and_long_descriptions():
+    from chat.answerability import judged
+
+    assert judged("How many steps does the vendor onboarding checklist have?")
+    assert not judged("The vendor onboarding checklist has seven steps.")  # a claim to check: no answer slot
+    assert not judged("vendor onboarding checklist steps")
+    long = ("What methods are there for encoding, automatically matching, and automatically drawing structures "
+            "extended in two dimensions, like the structural formulas for chemical compounds?")
+    assert not judged(long)

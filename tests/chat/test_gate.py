@@ -138,6 +138,8 @@ def test_evidence_only_just_close_needs_one_of_the_questions_phrases(settings):
     assert gate_decide(question, [evidence(words_only, vector_similarity=0.45),
                                   evidence(phrase, vector_similarity=0.3)]).answer
     assert gate_decide("Which junctions?", [evidence(words_only, vector_similarity=0.45)]).answer
+    # Off for a question the answerability judge decides (chat.decision passes phrase_rule=False for it).
+    assert gate_decide(question, [evidence(words_only, vector_similarity=0.45)], phrase_rule=False).answer
     # Off with another embedding model until calibrated (0), like the similarity bar.
     settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = 0.0
     assert gate_decide(question, [evidence(words_only, vector_similarity=0.45)]).answer
