@@ -189,3 +189,22 @@ def test_low_confidence_refusal_searches_once_more_with_a_reformulated_query(wor
     answered = part_decide(world.authority(world.member), "How long do laptop replacements take?")
     assert answered.answerable and answered.retried_with is None
 
+
+
+def test_the_gates_phrase_rule_applies_only_where_the_answerability_judge_abstains(world, corpus, monkeypatch):
+    import chat.decision
+    from chat.decision import part_decide
+
+    seen: list[tuple[str, bool]] = []
+    real = chat.decision.gate_decide
+
+    def recording(question, evidence, **kwargs):
+        seen.append((question, kwargs["phrase_rule"]))
+        return real(question, evidence, **kwargs)
+
+    monkeypatch.setattr(chat.decision, "gate_decide", recording)
+    authority = world.authority(world.member)
+    part_decide(authority, "How long do laptop replacements take?")  # a question the judge decides
+    part_decide(authority, "Laptop replacements take five working days.")  # a statement: nothing judges it
+    assert seen == [("How long do laptop replacements take?", False),
+                    ("Laptop replacements take five working days.", True)]
