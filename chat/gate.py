@@ -137,7 +137,8 @@ def gate_decide(
         return GateDecision(False, reason, confidence, round(coverage, 4), kind)
 
     if semantic:
-        failed = _semantic_refusal(question, top, coverage, similarity, top_score, phrase_rule=phrase_rule)
+        failed = _semantic_refusal(question, top, coverage, similarity, top_score, phrase_rule=phrase_rule,
+                                   terms=len(terms))
         return refuse(failed) if failed else GateDecision(True, "supported", confidence, round(coverage, 4))
     if coverage < min_coverage:
         return refuse("low_coverage")
@@ -152,11 +153,21 @@ def gate_decide(
 
 
 def _semantic_refusal(question: str, top: Sequence[Evidence], coverage: float, similarity: float,
-                      top_score: float, *, phrase_rule: bool) -> str | None:
+                      top_score: float, *, phrase_rule: bool, terms: int) -> str | None:
     """The reason the semantic rules refuse, or None when they answer."""
-    if coverage < settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE:
+    least = settings.ANSWER_GATE_DESCRIPTION_MIN_TERMS
+    if terms >= least:
+        # A description's words spread over every record on its topic: one chunk holds a fixed amount of their
+        # weight, not a share (the share asked falls with its length), and its phrases are so many that one
+        # found says little. In their place the embedding, which reads it whole, must find evidence close in
+        # meaning at the bar that needs no phrase.
+        coverage_bar = settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE * least / terms
+        similarity_bar = max(settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY, settings.ANSWER_GATE_MIN_SIMILARITY)
+    else:
+        coverage_bar, similarity_bar = settings.ANSWER_GATE_SEMANTIC_MIN_COVERAGE, settings.ANSWER_GATE_MIN_SIMILARITY
+    if coverage < coverage_bar:
         return "low_coverage"
-    if similarity < settings.ANSWER_GATE_MIN_SIMILARITY:
+    if similarity < similarity_bar:
         return "low_similarity"
     if (phrase_rule and similarity < settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY
             and phrase_coverage(question, top) == 0.0):
@@ -166,6 +177,12 @@ def _semantic_refusal(question: str, top: Sequence[Evidence], coverage: float, s
     if top_score < settings.ANSWER_GATE_MIN_SCORE:
         return "low_score"
     return None
+
+
+def is_description(question: str) -> bool:
+    """A description rather than a question: a pasted abstract or a paragraph stating a need, at least
+    ANSWER_GATE_DESCRIPTION_MIN_TERMS key terms long (the gate's bars for one: `_semantic_refusal`)."""
+    return len(key_terms(question)) >= settings.ANSWER_GATE_DESCRIPTION_MIN_TERMS
 
 
 def _confidence(coverage: float, similarity: float, agreement: bool, top_score: float, *, semantic: bool) -> float:
@@ -224,6 +241,7 @@ __all__ = [
     "gap_canonical",
     "gap_key",
     "gate_decide",
+    "is_description",
     "reformulate",
 ]
 

@@ -19,7 +19,7 @@ from django.db.models import Case, Q, TextField, When
 from django.db.models.functions import Substr
 
 from chat.evidence import Evidence
-from chat.gate import question_identifiers, reformulate
+from chat.gate import is_description, question_identifiers, reformulate
 from chat.sql import word_lexemes
 from chat.terms import OPENS_QUESTION, content_words, key_terms, stem
 from groundwork.authority import Authority
@@ -221,13 +221,17 @@ def term_weights(question: str) -> dict[str, float]:
 def identifiers_unknown(authority: Authority, question: str) -> list[str]:
     """The codes and names of `question` (chat.gate.question_identifiers) that no record the caller can read
     contains — as a phrase of its chunks' full-text index, or in a readable title. Existence only: nothing of a
-    record is read, and records the caller cannot read are never consulted."""
+    record is read, and records the caller cannot read are never consulted.
+
+    A question is about the things it names; a description (chat.gate.is_description: a pasted abstract) names
+    many in passing, so for one the list is empty unless none of its names is in the records."""
+    named = [identifier for identifier in question_identifiers(question) if query_lexemes(identifier)]
     missing = []
-    for identifier in question_identifiers(question):
-        if not query_lexemes(identifier):
-            continue  # only stop words to Postgres: nothing to look for
+    for identifier in named:  # an identifier of only stop words to Postgres has nothing to look for
         phrase = SearchQuery(identifier, config="english", search_type="phrase")
         if not (readable_chunks(authority).filter(search=phrase).exists()
                 or readable_documents(authority).filter(title__icontains=identifier).exists()):
             missing.append(identifier)
+    if missing and len(missing) < len(named) and is_description(question):
+        return []
     return missing

@@ -157,6 +157,15 @@ ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = env_float("ANSWER_GATE_PHRASELESS_MIN_SI
                                                   0.48 if EMBEDDER == "onnx" else 0.0)
 # With the similarity bar met, the share of the question's (rarity-weighted) key terms one top chunk must hold.
 ANSWER_GATE_SEMANTIC_MIN_COVERAGE = env_float("ANSWER_GATE_SEMANTIC_MIN_COVERAGE", 0.15)
+# A query of at least this many key terms is a description (a pasted abstract, a paragraph stating a need), not
+# a question. No chunk holds a fixed share of so many words: with the semantic bar the share asked of it falls
+# with its length, and its evidence must instead be close in meaning at ANSWER_GATE_PHRASELESS_MIN_SIMILARITY
+# (chat.gate._semantic_refusal); a name it mentions that no record holds is one detail among many, and only
+# when none of its names is in the records is it about something they do not hold (chat.retrieval). On the three
+# collections (onnx embedder) every in-corpus query this long had a best similarity of 0.51 or more and every
+# out-of-corpus one 0.51 or less (one at 0.51, answered already); 20 is where CISI's pasted abstracts begin, and
+# the only SciFact claims and Cranfield queries this long were answered either way.
+ANSWER_GATE_DESCRIPTION_MIN_TERMS = env_int("ANSWER_GATE_DESCRIPTION_MIN_TERMS", 20, minimum=2)
 # The lexical rules (no semantic bar): the share of the question's key terms one top chunk must contain ...
 ANSWER_GATE_MIN_COVERAGE = env_float("ANSWER_GATE_MIN_COVERAGE", 0.3)
 # ... and the share of its adjacent key-term pairs ("panel flutter") it must also contain, unless coverage

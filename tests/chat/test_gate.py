@@ -143,3 +143,35 @@ def test_evidence_only_just_close_needs_one_of_the_questions_phrases(settings):
     # Off with another embedding model until calibrated (0), like the similarity bar.
     settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = 0.0
     assert gate_decide(question, [evidence(words_only, vector_similarity=0.45)]).answer
+
+
+# A pasted abstract (27 key terms): its words spread over every record on the topic.
+DESCRIPTION = (
+    "Thesaurus construction on a minicomputer: the vocabulary of a national information centre was collected from "
+    "indexers, sorted, merged, checked for synonyms, cross references, scope notes and hierarchies, then printed, "
+    "edited and distributed to libraries, abstracting services and online search systems."
+)
+FOUR_OF_ITS_TERMS = "A thesaurus for indexers is built from the vocabulary of the collection and kept online."
+
+
+def test_a_description_needs_a_share_of_its_terms_that_falls_with_its_length_and_evidence_close_in_meaning():
+    from chat.gate import is_description
+
+    assert is_description(DESCRIPTION) and not is_description(QUESTION)
+    close = evidence(FOUR_OF_ITS_TERMS, vector_similarity=0.6)  # 4 of 27 terms: under the 0.15 share
+    decision = gate_decide(DESCRIPTION, [close])
+    assert decision.answer and decision.coverage < 0.15
+    # Over the similarity bar but not the phrase-less one: not close enough for a description, whatever it holds.
+    assert gate_decide(DESCRIPTION, [evidence(FOUR_OF_ITS_TERMS, vector_similarity=0.45)]).reason == "low_similarity"
+    every_term = evidence(DESCRIPTION, vector_similarity=0.45)
+    assert gate_decide(DESCRIPTION, [every_term]).reason == "low_similarity"
+    assert gate_decide("Is thesaurus construction on a minicomputer described?", [every_term]).answer
+    # Close in meaning but holding two of its terms: under 0.15 x 20/27.
+    two = evidence("A thesaurus is kept for the indexes.", vector_similarity=0.7)
+    assert gate_decide(DESCRIPTION, [two]).reason == "low_coverage"
+
+
+def test_a_question_gets_no_description_allowance(settings):
+    # The same evidence for the same words, counted as a question (the bar above its length): the share stands.
+    settings.ANSWER_GATE_DESCRIPTION_MIN_TERMS = 30
+    assert gate_decide(DESCRIPTION, [evidence(FOUR_OF_ITS_TERMS, vector_similarity=0.6)]).reason == "low_coverage"

@@ -71,3 +71,23 @@ def test_question_identifiers():
                                 "A new method is described") == []
     assert question_identifiers("Who is Marcus Lee Smith of the Northgate Pilot Board?") == [
         "Marcus", "Lee", "Smith", "Northgate", "Pilot", "Board"]
+
+
+def test_a_description_is_refused_for_unknown_names_only_when_it_names_nothing_the_records_hold(world, tickets):
+    from chat.gate import is_description
+    from chat.retrieval import identifiers_unknown
+
+    # A pasted abstract names many things in passing: one the records lack does not make it about that one.
+    description = ("Ticket handling at a robotics company: how the support desk triages, escalates and resolves "
+                   "tickets such as KR-1042 about expired certificates, printer drivers and laptops, compared with the "
+                   "CONIT translating interface and its evaluation by end users in libraries and offices.")
+    assert is_description(description)
+    member = world.authority(world.member)
+    assert identifiers_unknown(member, description) == []
+    nothing_held = description.replace("KR-1042", "KR-9999")
+    assert identifiers_unknown(member, nothing_held) == ["KR-9999", "CONIT"]
+    # Only readable records count: the restricted KR-7777 is, to the member, not held.
+    assert identifiers_unknown(member, description.replace("KR-1042", "KR-7777")) == ["KR-7777", "CONIT"]
+    assert identifiers_unknown(world.authority(world.admin), description.replace("KR-1042", "KR-7777")) == []
+    # A question is about what it names: one unknown name refuses it.
+    assert identifiers_unknown(member, "Was KR-1042 fixed with CONIT?") == ["CONIT"]
