@@ -355,7 +355,8 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
         "gate": {
             name: getattr(settings, name)
             for name in ("ANSWER_GATE_MIN_SIMILARITY", "ANSWER_GATE_PHRASELESS_MIN_SIMILARITY",
-                         "ANSWER_GATE_SEMANTIC_MIN_COVERAGE", "ANSWER_GATE_MIN_COVERAGE",
+                         "ANSWER_GATE_SEMANTIC_MIN_COVERAGE", "ANSWER_GATE_DESCRIPTION_MIN_TERMS",
+                         "ANSWER_GATE_MIN_COVERAGE",
                          "ANSWER_GATE_MIN_PHRASE", "ANSWER_GATE_STRONG_COVERAGE", "ANSWER_GATE_SOLO_COVERAGE",
                          "ANSWER_GATE_MIN_SCORE", "ANSWER_GATE_TOP_K")
         },
