@@ -4,7 +4,9 @@ Order of work for one chunk's facts (see findings/README.md for the why):
 
 1. entities are upserted and statements embedded — outside any claim transaction;
 2. tier one: identity dedupe within the batch (state facts on their slot window instead) and against current
-   claims; tier two: one lateral SQL match (`sql.claims_match`); tier three: `consolidation.decide`;
+   claims, and a state fact whose value its slot already held and gave up at its start is evidence for that
+   replaced version (`sql.claims_history`); tier two: one lateral SQL match (`sql.claims_match`); tier three:
+   `consolidation.decide`;
    tier four: AMBIGUOUS candidates go to one batched model call (≤ 8 each) — or, without a model, become ADD
    plus a ReviewItem. All of this happens before any lock is taken;
 3. a short transaction takes one advisory lock per slot over the sorted keys and re-runs tiers one and two. If
@@ -230,11 +232,13 @@ class _Plan:
     identity_hits: dict[int, int]  # candidate index → current claim with the same identity
     matches: dict[int, list[sql.MatchRow]]
     successions: dict[int, list[tuple[int, int]]]  # candidate index → named predecessors' (claim, subject)
+    history_hits: dict[int, int]  # candidate index → replaced claim of the same value it corroborates
 
     def signature(self) -> tuple:
         return (sorted(self.identity_hits.items()),
                 sorted((i, tuple((m.claim_id, m.object_key) for m in ms)) for i, ms in self.matches.items()),
-                sorted((i, tuple(v)) for i, v in self.successions.items()))
+                sorted((i, tuple(v)) for i, v in self.successions.items()),
+                sorted(self.history_hits.items()))
 
 
 def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
@@ -243,7 +247,8 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
             if (c.identity, c.fact.scope, c.fact.perspective) in live}
     rows = [sql.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id, policy=c.policy,
                              scope=c.fact.scope, perspective=c.fact.perspective, statement=c.fact.statement,
-                             embedding=c.embedding, valid_from=c.fact.valid_from, valid_to=c.fact.valid_to)
+                             embedding=c.embedding, valid_from=c.fact.valid_from, valid_to=c.fact.valid_to,
+                             object_key=c.object_key)
             for c in batch if c.index not in hits]
     successors = [sql.SuccessionRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
                                     subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
@@ -252,7 +257,8 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
                   for c in batch if c.policy == RelationType.Policy.STATE and c.object_entity_id is not None
                   and c.index not in hits]
     return _Plan(identity_hits=hits, matches=sql.claims_match(tenant_id, rows),
-                 successions=sql.claims_succession(tenant_id, successors))
+                 successions=sql.claims_succession(tenant_id, successors),
+                 history_hits=sql.claims_history(tenant_id, [r for r in rows if r.policy == RelationType.Policy.STATE]))
 
 
 @dataclass
@@ -269,6 +275,11 @@ def _judge(batch: list[_Candidate], plan: _Plan, verdict_model: VerdictModel | N
     for c in batch:
         if c.index in plan.identity_hits:
             judged.append(_Judged(c, Verdict(VerdictKind.NOOP, plan.identity_hits[c.index])))
+            continue
+        if c.index in plan.history_hits:
+            # Late word of a value already replaced: evidence for that version, not a new current claim. It wins
+            # over an open claim the window merely overlaps: the replaced version holds the fact's start.
+            judged.append(_Judged(c, Verdict(VerdictKind.NOOP, plan.history_hits[c.index])))
             continue
         rows = plan.matches.get(c.index, [])
         verdict = decide(c.policy, c.object_key, [Match(m.claim_id, m.object_key, m.similarity) for m in rows])

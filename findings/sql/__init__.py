@@ -61,6 +61,7 @@ class CandidateRow:
     embedding: str | None  # pgvector text literal
     valid_from: datetime
     valid_to: datetime | None
+    object_key: str = ""  # read by `claims_history` only
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,48 @@ def claims_match(tenant_id: int, rows: Sequence[CandidateRow], top_k: int = TOP_
         for idx, claim_id, object_key, statement, similarity in cursor.fetchall():
             found[idx].append(MatchRow(idx, claim_id, object_key, statement, float(similarity)))
     return found
+
+
+_HISTORY = sql.SQL(
+    """
+    SELECT DISTINCT ON (b.idx) b.idx, c.id
+      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(scope)s::text[],
+                  %(perspective)s::text[], %(object_key)s::text[], %(vfrom)s::timestamptz[], %(vto)s::timestamptz[])
+           AS b(idx, subject_id, predicate_id, scope, perspective, object_key, vfrom, vto)
+      JOIN {claim} c
+        ON c.tenant_id = %(tenant_id)s AND c.subject_id = b.subject_id AND c.predicate_id = b.predicate_id
+       AND c.scope = b.scope AND c.perspective = b.perspective AND c.object_key = b.object_key
+       AND c.policy = 'state' AND NOT upper_inf(c.recorded)
+       -- the value held when the fact says it began; a fact that names an end must not outlast the claim
+       -- (an open end says nothing about when the value stopped, so it does not contradict the successor)
+       AND c.valid @> b.vfrom AND (b.vto IS NULL OR b.vto <= upper(c.valid))
+      -- replaced, not refuted: a revision cut its valid range exactly where its successor began
+      JOIN {claim} s ON s.id = c.superseded_by_id AND upper(c.valid) = lower(s.valid)
+     ORDER BY b.idx, c.id
+    """
+).format(claim=sql.Identifier("findings_claim"))
+
+
+def claims_history(tenant_id: int, rows: Sequence[CandidateRow]) -> dict[int, int]:
+    """Late word of a value already replaced: for each state candidate, the closed claim of its own slot with
+    the same object whose valid range holds the candidate's start (and its end, when it names one).
+    index → claim id.
+
+    Matching (`claims_match`) sees current claims only. Without this, "welcome Priya, our Head of Support",
+    filed after Marcus took the role over from her, would find nothing current in Priya's slot and open a second
+    Priya claim with no end, and the role would read as held by two people.
+    """
+    if not rows:
+        return {}
+    params: dict[str, Any] = {
+        "tenant_id": tenant_id, "idx": [r.index for r in rows], "subject": [r.subject_id for r in rows],
+        "predicate": [r.predicate_id for r in rows], "scope": [r.scope for r in rows],
+        "perspective": [r.perspective for r in rows], "object_key": [r.object_key for r in rows],
+        "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_HISTORY, params)
+        return dict(cursor.fetchall())
 
 
 _SUCCESSION = sql.SQL(

@@ -141,3 +141,49 @@ def test_ambiguous_goes_to_one_batched_model_call(world, docs, settings, fake_op
     if answer == "NOOP":
         assert old.evidence.count() == 2 and Claim.objects.count() == 1
     assert ModelUsage.objects.get(purpose="consolidation").calls == 1
+
+
+def _handover(world, docs):
+    """Priya Nair is Head of Support from 2025-01-15; Marcus Lee takes it over from her on 2025-09-01."""
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    _, c2 = docs.doc("b", "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair.")
+    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    _write(world, fact(c2, c2.text, "Marcus Lee", "role", "Head of Support", "2025-09-01"))
+    return Claim.objects.get(subject__name="Priya Nair"), Claim.objects.get(subject__name="Marcus Lee")
+
+
+def test_late_word_of_a_replaced_value_is_evidence_for_that_version_not_a_second_holder(world, docs):
+    priya, marcus = _handover(world, docs)
+    assert (priya.status, priya.superseded_by_id, priya.valid.upper) == ("closed", marcus.pk, at("2025-09-01"))
+    # Filed after the handover, about a day before it: it matches nothing current in Priya's slot.
+    _, late = docs.doc("c", "#general: welcome Priya Nair, our Head of Support!")
+    result = _write(world, fact(late, late.text, "Priya Nair", "role", "Head of Support", "2025-03-05"))
+    assert result.verdicts == {"NOOP": 1} and result.inserted == 0
+    assert [c.pk for c in _open(object_value="Head of Support")] == [marcus.pk]  # one holder, not two
+    priya.refresh_from_db()
+    assert (priya.status, priya.superseded_by_id, priya.valid.upper) == ("closed", marcus.pk, at("2025-09-01"))
+    assert priya.evidence.count() == 2 and priya.evidence.filter(chunk=late).exists()
+
+
+def test_late_word_of_a_replaced_value_wins_over_a_later_value_it_merely_overlaps(world, docs):
+    _roles(world, docs, ("On 2025-01-15 Priya Nair became Head of Support.", "Head of Support", "2025-01-15"),
+           ("On 2025-06-01 Priya Nair became CTO.", "CTO", "2025-06-01"))
+    _, late = docs.doc("c", "Priya Nair, Head of Support, opened the March review.")
+    result = _write(world, fact(late, late.text, "Priya Nair", "role", "Head of Support", "2025-03-01"))
+    assert result.verdicts == {"NOOP": 1}
+    hos, cto = Claim.objects.get(object_value="Head of Support"), Claim.objects.get(object_value="CTO")
+    assert (hos.status, hos.valid.upper, hos.evidence.count()) == ("closed", at("2025-06-01"), 2)
+    assert (cto.status, cto.valid.lower, cto.valid.upper) == ("open", at("2025-06-01"), None)
+
+
+@pytest.mark.parametrize(("role", "valid_from", "valid_to"), [
+    ("Head of Support", "2025-10-01", None),  # after the handover: she holds it again, a new version
+    ("Head of Support", "2025-03-05", "2025-10-01"),  # says she held it past the handover: not the same story
+    ("Head of Sales", "2025-03-05", None),  # another value in that window: not corroboration
+])
+def test_what_the_replaced_version_does_not_hold_is_not_absorbed_into_it(world, docs, role, valid_from, valid_to):
+    priya, _marcus = _handover(world, docs)
+    _, late = docs.doc("c", f"Priya Nair is {role}.")
+    result = _write(world, fact(late, late.text, "Priya Nair", "role", role, valid_from, valid_to=valid_to))
+    assert result.inserted == 1 and "NOOP" not in result.verdicts
+    assert priya.evidence.count() == 1
