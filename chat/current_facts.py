@@ -39,10 +39,17 @@ PREDICATE_WORDS: dict[str, tuple[str, ...]] = {
     "role": ("role", "title", "position", "job", "head of", "director of", "lead of"),
     "owns": ("owner", "owns", "own", "owned", "responsible for", "accountable for", "in charge of"),
     "status": ("status", "stage"),
-    "reports_to": ("report to", "reports to", "reported to", "manager", "boss"),
+    "reports_to": ("report to", "reports to", "reported to", "reporting to", "reporting line", "direct reports",
+                   "manager", "boss", "supervisor"),
     "located_in": ("where is", "where was", "located", "based", "headquartered", "headquarters"),
 }
 WEAK_ROLE_WORDS = ("who is", "who was", "who's", "who runs", "who leads", "who led", "who ran")
+# A formal question parts its verb from "to": "To whom does Sofia Alvarez report?". Both words must be present,
+# each as a whole word.
+PREDICATE_WORD_PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
+    "reports_to": (("whom", "report"), ("whom", "reports"), ("whom", "reported")),
+    "owns": (("whom", "belong"), ("whom", "belongs"), ("whom", "belonged")),
+}
 
 # How each predicate reads in an answer: (now, then). {s} subject, {o} object.
 _PHRASES: dict[str, tuple[str, str]] = {
@@ -58,14 +65,24 @@ _PHRASES: dict[str, tuple[str, str]] = {
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
            "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
 # Dates a question may name, most precise first. A bare year counts only after a preposition ("in 2025"), so
-# "FY2026" or "K2" are never read as dates.
+# "FY2026" or "K2" are never read as dates. Quarters and halves are calendar ones: a fiscal year's calendar is not
+# known here, so "Q3 FY2026" is not a date either.
+_YEAR_AFTER = r"(?:in|during|end of|before|prior to|start of|beginning of|early|mid|late)"
 _DATE_FORMS: list[tuple[str, re.Pattern[str]]] = [
     ("day", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
     ("day", re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b", re.IGNORECASE)),
     ("day", re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})\.?,?\s+\d{{4}}\b", re.IGNORECASE)),
     ("month", re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{4}}\b", re.IGNORECASE)),
-    ("year", re.compile(r"\b(?:in|during|end of)\s+(\d{4})\b", re.IGNORECASE)),
+    ("quarter", re.compile(r"\bQ([1-4])\s*(?:of\s+)?(\d{4})\b", re.IGNORECASE)),
+    ("half", re.compile(r"\bH([12])\s*(?:of\s+)?(\d{4})\b", re.IGNORECASE)),
+    ("year", re.compile(rf"\b{_YEAR_AFTER}(?:\s+|(?<=mid)-)(\d{{4}})\b", re.IGNORECASE)),
 ]
+# Words just before the date that move the instant asked about from the end of the period (the value a reader of
+# that period's records last saw): "before" / "prior to" ask for the value just before it began; "start of",
+# "beginning of", "early" for the value it began with; "mid" for its middle.
+_BEFORE = re.compile(r"\b(?:before|prior to)\s+(?:the\s+)?$", re.IGNORECASE)
+_START = re.compile(r"\b(?:(?:the\s+)?(?:start|beginning)\s+of|early)\s+(?:the\s+)?$", re.IGNORECASE)
+_MIDDLE = re.compile(r"\b(?:mid(?:-|\s+)|(?:the\s+)?middle\s+of\s+)(?:the\s+)?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -75,29 +92,54 @@ class AskedTime:
 
     at: datetime
     named: str | None = None  # the date as the question wrote it; None: now
+    before: bool = False  # "before March 2025": the instant just before the period began
+
+    @property
+    def phrase(self) -> str:
+        """How an answer says when: "as of March 2025", "before March 2025"."""
+        return f"{'before' if self.before else 'as of'} {self.named}"
+
+
+def _period(precision: str, match: re.Match[str]) -> tuple[datetime, datetime] | None:
+    """The [start, end) of the period a date form matched, in UTC; None when it is no date."""
+    if precision in ("quarter", "half"):
+        part, year = int(match.group(1)), int(match.group(2))
+        months = 3 if precision == "quarter" else 6
+        start = datetime(year, 1 + months * (part - 1), 1, tzinfo=UTC)
+        last = start.month + months - 1
+        return start, (datetime(year + 1, 1, 1, tzinfo=UTC) if last == 12
+                       else datetime(year, last + 1, 1, tzinfo=UTC))
+    parsed = dateparser.parse(match.group(match.lastindex or 0), languages=["en"], settings={
+        "PREFER_DAY_OF_MONTH": "first", "RETURN_AS_TIMEZONE_AWARE": True, "TIMEZONE": "UTC",
+        "TO_TIMEZONE": "UTC", "REQUIRE_PARTS": ["year"]})
+    if parsed is None:
+        return None
+    start = parsed.replace(hour=0, minute=0, second=0, microsecond=0)
+    if precision == "day":
+        return start, start + timedelta(days=1)
+    if precision == "month":
+        start = start.replace(day=1)
+        return start, (start + timedelta(days=32)).replace(day=1)
+    start = start.replace(month=1, day=1)
+    return start, start.replace(year=start.year + 1)
 
 
 def asked_time(question: str, *, now: datetime | None = None) -> AskedTime:
     now = now or timezone.now()
     for precision, pattern in _DATE_FORMS:
         match = pattern.search(question)
-        if match is None:
+        period = _period(precision, match) if match is not None else None
+        if period is None:
             continue
-        named = match.group(match.lastindex or 0)
-        parsed = dateparser.parse(named, languages=["en"], settings={
-            "PREFER_DAY_OF_MONTH": "first", "RETURN_AS_TIMEZONE_AWARE": True, "TIMEZONE": "UTC",
-            "TO_TIMEZONE": "UTC", "REQUIRE_PARTS": ["year"]})
-        if parsed is None:
-            continue
-        start = parsed.replace(hour=0, minute=0, second=0, microsecond=0)
-        if precision == "day":
-            end = start + timedelta(days=1)
-        elif precision == "month":
-            start = start.replace(day=1)
-            end = (start + timedelta(days=32)).replace(day=1)
-        else:
-            start = start.replace(month=1, day=1)
-            end = start.replace(year=start.year + 1)
+        start, end = period
+        named = match.group(0) if precision in ("quarter", "half") else match.group(match.lastindex or 0)
+        lead_in = question[:match.start(0 if precision in ("quarter", "half") else (match.lastindex or 0))]
+        if _BEFORE.search(lead_in):
+            return AskedTime(at=min(start - timedelta(microseconds=1), now), named=named, before=True)
+        if _START.search(lead_in):
+            return AskedTime(at=min(start, now), named=f"the start of {named}")
+        if _MIDDLE.search(lead_in):
+            return AskedTime(at=min(start + (end - start) / 2, now), named=f"mid-{named}")
         return AskedTime(at=min(end - timedelta(microseconds=1), now), named=named)
     return AskedTime(at=now)
 
@@ -109,7 +151,9 @@ def _has_phrase(text: str, phrase: str) -> bool:
 def asked_predicates(question: str) -> list[str]:
     """The state predicates `question` asks about (see PREDICATE_WORDS); empty for any other question."""
     text = " ".join(question.casefold().replace("’", "'").split())
-    found = [name for name, phrases in PREDICATE_WORDS.items() if any(_has_phrase(text, p) for p in phrases)]
+    found = [name for name, phrases in PREDICATE_WORDS.items()
+             if any(_has_phrase(text, p) for p in phrases)
+             or any(_has_phrase(text, a) and _has_phrase(text, b) for a, b in PREDICATE_WORD_PAIRS.get(name, ()))]
     if not found and any(_has_phrase(text, p) for p in WEAK_ROLE_WORDS):
         found = ["role"]
     return found
@@ -378,7 +422,7 @@ def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evide
         sentence = _sentence(claim, past=True)
         if sentence.startswith("The "):
             sentence = "the " + sentence[4:]
-        text = f"As of {_braces(asked.named)}, {sentence} ({_span(claim)})"
+        text = f"{_braces(asked.phrase[:1].upper() + asked.phrase[1:])}, {sentence} ({_span(claim)})"
     text += f" {_cite(own)}"
     cited = [own]
     if previous is not None and previous.pk in evidence:
@@ -400,7 +444,7 @@ def _disagreement_line(members: list[Claim], evidence: Mapping[int, Evidence], a
     if len(cited) < 2:
         return None
     first = cited[0][0]
-    when = f"as of {_braces(asked.named)}" if asked.named else "currently"
+    when = _braces(asked.phrase) if asked.named else "currently"
     values = "; ".join(f"{_braces(c.object_value)} ({_span(c)}) {_cite(e)}" for c, e in cited)
     text = (f"The records disagree on {_braces(first.subject.name)} ({_braces(first.predicate.name.replace('_', ' '))}"
             f") {when}: {values}. None of them is recorded as replacing another.")

@@ -150,6 +150,12 @@ def test_only_state_questions_touch_the_database(world, django_assert_num_querie
     assert asked_predicates("Who is Ben Moreau's manager?") == ["reports_to"]  # "who is" is weak
     assert asked_predicates("Who is Marcus Lee?") == ["role"]
     assert asked_predicates("How many robots are in the Northgate pilot?") == ["fleet_size"]
+    # a formal question parts the verb from its "to"; both words must be there
+    assert asked_predicates("To whom does Sofia Alvarez report?") == ["reports_to"]
+    assert asked_predicates("To whom does the Perch roadmap belong?") == ["owns"]
+    assert asked_predicates("Who are Ada Okafor's direct reports?") == ["reports_to"]
+    assert asked_predicates("To whom was the incident escalated?") == []
+    assert asked_predicates("What does the incident report say?") == []
 
 
 @pytest.mark.parametrize(("question", "at"), [
@@ -159,9 +165,32 @@ def test_only_state_questions_touch_the_database(world, django_assert_num_querie
     ("Who was it in 2024?", datetime(2024, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
     ("What is the FY2026 R&D budget?", NOW),  # FY2026 is no date
     ("What is the K2 budget in 2030?", NOW),  # a future period is capped at now
+    ("What was the budget in Q3 2025?", datetime(2025, 9, 30, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("What was the budget in Q4 of 2025?", datetime(2025, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("What was the budget in H1 2025?", datetime(2025, 6, 30, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("What is the Q3 FY2026 budget?", NOW),  # a fiscal quarter: its calendar is not known
+    # the words before a date move the instant within its period
+    ("Who was it before October 2025?", datetime(2025, 9, 30, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("Who was it prior to 2025-09-01?", datetime(2025, 8, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("Who was it at the start of September 2025?", datetime(2025, 9, 1, tzinfo=UTC)),
+    ("Who was it in early 2025?", datetime(2025, 1, 1, tzinfo=UTC)),
+    ("Who was it at the beginning of Q2 2025?", datetime(2025, 4, 1, tzinfo=UTC)),
+    ("Who was it in mid-2025?", datetime(2025, 7, 2, 12, tzinfo=UTC)),
+    ("Who was it in mid March 2025?", datetime(2025, 3, 16, 12, tzinfo=UTC)),
+    ("Who was it in late 2025?", datetime(2025, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("Who was it before the reorganisation in October 2025?", datetime(2025, 10, 31, 23, 59, 59, 999999,
+                                                                        tzinfo=UTC)),  # "before" must touch the date
 ])
 def test_asked_time(question, at):
     assert asked_time(question, now=NOW).at == at
+
+
+def test_an_answer_says_before_when_the_question_asks_before(world, docs, no_cache):  # noqa: F811
+    _budget(world, docs)
+    facts = current_facts(world.authority(world.member), "What was the FY2026 R&D budget before October 2025?",
+                          now=NOW)
+    lead = facts.lines[0].template
+    assert lead.startswith("Before October 2025, the FY2026 R&D budget was $2.4M"), lead
 
 
 def test_answer_leads_with_the_current_fact_and_its_labels_are_sources(world, docs, no_cache):  # noqa: F811
@@ -212,5 +241,8 @@ def test_bench_figure_fails_the_superseded_lead_and_the_question_set_is_complete
     questions = state_questions()
     assert len(questions) >= 30 and len({q["question"] for q in questions}) == len(questions)
     assert sum(1 for q in questions if q["as_of"]) >= 10
+    for q in questions:  # `as_of` is the day asked_time reads from the question
+        asked = asked_time(q["question"], now=NOW)
+        assert (asked.at.date().isoformat() if asked.named else None) == q["as_of"], q["question"]
     assert all(q["current"] for q in questions)
     assert json.loads(QUESTIONS.read_text())["about"]
