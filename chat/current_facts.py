@@ -343,7 +343,7 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     neighbours = {}
     for _, members in plans:
         for claim in members:
-            neighbours[claim.pk] = (_predecessor(claim, pool, by_subject), _successor(claim, pool, asked))
+            neighbours[claim.pk] = (_predecessor(claim, pool, by_subject), _successor(claim, pool, asked, by_subject))
     needed = used | {n.pk for pair in neighbours.values() for n in pair if n is not None}
     evidence = _evidence_for(authority, {pk: pool[pk] for pk in needed})
     lines: list[FactLine] = []
@@ -380,6 +380,18 @@ def _plans(groups: Mapping[tuple, list[Claim]], asked: AskedTime,
     return plans
 
 
+def _same_slot(claim: Claim, other: Claim, by_subject: bool) -> bool:
+    """Another value of the state `claim` answers: the same subject's other values when the question names the
+    holder, the same object's other holders when it names what is held."""
+    if other.pk == claim.pk or other.predicate_id != claim.predicate_id:
+        return False
+    if other.perspective != claim.perspective or other.scope != claim.scope:
+        return False
+    if by_subject:
+        return other.subject_id == claim.subject_id and other.object_key != claim.object_key
+    return other.object_entity_id == claim.object_entity_id and other.subject_id != claim.subject_id
+
+
 def _predecessor(claim: Claim, pool: Mapping[int, Claim], by_subject: bool) -> Claim | None:
     """What `claim` replaced: a visible claim it superseded with another value, else the same slot's latest
     value that ended when (or before) it began."""
@@ -390,25 +402,25 @@ def _predecessor(claim: Claim, pool: Mapping[int, Claim], by_subject: bool) -> C
     start = claim.valid.lower
     if start is None:
         return None
-
-    def same_slot(other: Claim) -> bool:
-        if other.pk == claim.pk or other.predicate_id != claim.predicate_id:
-            return False
-        if other.perspective != claim.perspective or other.scope != claim.scope:
-            return False
-        if by_subject:
-            return other.subject_id == claim.subject_id and other.object_key != claim.object_key
-        return other.object_entity_id == claim.object_entity_id and other.subject_id != claim.subject_id
-
-    ended = [c for c in pool.values() if same_slot(c) and c.valid.upper is not None and c.valid.upper <= start]
+    ended = [c for c in pool.values() if _same_slot(claim, c, by_subject) and c.valid.upper is not None
+             and c.valid.upper <= start]
     return max(ended, key=lambda c: c.valid.upper) if ended else None
 
 
-def _successor(claim: Claim, pool: Mapping[int, Claim], asked: AskedTime) -> Claim | None:
-    """For a question about a past date: the value that replaced the one valid then."""
-    if asked.named is None or claim.superseded_by_id is None:
+def _successor(claim: Claim, pool: Mapping[int, Claim], asked: AskedTime, by_subject: bool) -> Claim | None:
+    """For a question about a past date: the value that replaced the one valid then — the same slot's first value
+    that began when (or after) it ended, else the claim that superseded it. The slot comes first: the claim that
+    ended Priya's time as Head of Support may be her new role or Marcus taking the role over, and a question
+    about her role wants the first, one about the role the second."""
+    if asked.named is None:
         return None
-    return pool.get(claim.superseded_by_id)
+    end = claim.valid.upper
+    if end is not None:
+        began = [c for c in pool.values() if _same_slot(claim, c, by_subject) and c.valid.lower is not None
+                 and c.valid.lower >= end]
+        if began:
+            return min(began, key=lambda c: c.valid.lower)
+    return pool.get(claim.superseded_by_id) if claim.superseded_by_id else None
 
 
 def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evidence: Mapping[int, Evidence],

@@ -20,7 +20,7 @@ from groundwork.admin_scoping import (
 from groundwork.models import Tenant
 
 from .audit import REJECTION_REASONS, entity_key
-from .graph.resolution import entity_alias_add, entity_merge, entity_unmerge
+from .graph.resolution import entities_resolve, entity_alias_add, entity_merge, entity_unmerge
 from .models import (
     Claim,
     ClaimEvidence,
@@ -145,7 +145,7 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
     readonly_fields = ("name", "key", "kind", "merged_into", "tenant", "created_at", "neighbourhood")
     inlines = [EntityAliasInline]
     action_form = EntityMergeActionForm
-    actions = ["merge_into"]
+    actions = ["merge_into", "merge_first_names"]
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -192,6 +192,26 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
                               messages.SUCCESS)
         for line in refused:
             self.message_user(request, f"Merge refused for {line}", messages.ERROR)
+
+
+    @admin.action(description="Merge first names into the one full name met in the same record (“Priya” → "
+                  "“Priya Nair”)", permissions=["change"])
+    def merge_first_names(self, request, queryset) -> None:
+        by_tenant: dict[int, set[int]] = {}
+        for entity_id, tenant_id in queryset.values_list("pk", "tenant_id"):
+            by_tenant.setdefault(tenant_id, set()).add(entity_id)
+        made = []
+        for tenant in Tenant.objects.filter(pk__in=by_tenant).order_by("pk"):
+            try:
+                made += entities_resolve(admin_authority(request, tenant), entity_ids=by_tenant[tenant.pk])
+            except (ValidationError, PermissionDenied) as exc:
+                self.message_user(request, f"Merge refused in {tenant.name}: {_refusal(exc)}", messages.ERROR)
+        if not made:
+            self.message_user(request, "Nothing to merge: no selected first name meets exactly one full name "
+                              "starting with it in the same record.", messages.WARNING)
+        for log in made:
+            self.message_user(request, f"Merged {log.merged.name} into {log.into.name} (undo it in the entity "
+                              "merges log).", messages.SUCCESS)
 
 
 class EntityAliasForm(forms.ModelForm):

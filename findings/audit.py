@@ -112,6 +112,25 @@ def entity_key(name: str) -> str:
     return _LEADING_ARTICLE.sub("", key)
 
 
+# A surname after a first name: a capitalised word on the same line, possessive dropped.
+_SURNAME = r"[ \t]+([A-Z][\w-]*?)(?:['’]s)?(?![\w'’-])"
+
+
+def full_name_in(text: str, name: str) -> str | None:
+    """The one longer name `text` gives a one-word person `name`: "Priya" → "Priya Nair" when the record says
+    "Priya Nair" somewhere and no other "Priya …". A record introduces a person by full name and then uses the
+    first name; without this, "Priya reports to Ada Okafor" would be a fact about a second person, "Priya".
+
+    None when `name` is more than one word, when the record has no such longer name, or has two ("Tom Becker"
+    and "Tom Ortiz"): the first name alone then does not say who. Same line only: a heading's last word and the
+    next line's first are not a name.
+    """
+    if len(name.split()) != 1 or not name[:1].isupper():
+        return None
+    surnames = {match.group(1) for match in re.finditer(rf"(?<![\w'’-]){re.escape(name)}{_SURNAME}", text)}
+    return f"{name} {surnames.pop()}" if len(surnames) == 1 else None
+
+
 # --- qualifiers ----------------------------------------------------------------------------------------------
 
 # The hedge rule set. Each family is a group of markers that weaken a claim in the same way; a statement keeps

@@ -21,7 +21,7 @@ from knowledge.hooks import DocumentChange
 from knowledge.models import Chunk
 
 from . import sql
-from .audit import GroundedProjection, entity_key
+from .audit import GroundedProjection, entity_key, full_name_in
 from .dates import cap_valid_to, parse_date, resolve_valid_from
 from .extractors.base import Extractor
 from .extractors.patterns import PatternsExtractor
@@ -116,6 +116,12 @@ def chunk_facts(*, chunk: Chunk, extraction, ontology) -> tuple[GroundedProjecti
     document = chunk.document
     projection = GroundedProjection.from_extraction(extraction, chunk.text, ontology)
     kinds = {entity_key(e.name): e.kind for e in projection.entities}
+
+    def person(name: str) -> str:  # a first name the record gives in full elsewhere is that person
+        if kinds.get(entity_key(name)) != "person":
+            return name
+        return full_name_in(document.text, name) or name
+
     facts = []
     for fact in projection.accepted:
         valid_from, _source = resolve_valid_from(fact.valid_from, fact.statement, document.observed_at,
@@ -124,8 +130,9 @@ def chunk_facts(*, chunk: Chunk, extraction, ontology) -> tuple[GroundedProjecti
         valid_to = cap_valid_to(as_datetime(stated_to) if stated_to else None, document.expires_at)
         object_key = entity_key(fact.object)
         facts.append(FactInput(
-            subject=fact.subject, subject_kind=kinds.get(entity_key(fact.subject), ""), predicate=fact.predicate,
-            object=fact.object, object_kind=kinds.get(object_key) if object_key in kinds else None,
+            subject=person(fact.subject), subject_kind=kinds.get(entity_key(fact.subject), ""),
+            predicate=fact.predicate, object=person(fact.object),
+            object_kind=kinds.get(object_key) if object_key in kinds else None,
             statement=fact.statement, quote=chunk.text[fact.quote_start:fact.quote_end],
             quote_start=fact.quote_start, quote_end=fact.quote_end,
             valid_from=as_datetime(valid_from or document.created_at),

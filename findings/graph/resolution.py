@@ -11,6 +11,7 @@ platform's. The database refuses chains, self-merges and cross-tenant rows (migr
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -107,8 +108,9 @@ def _short_to_long(entities: list[Entity], together: dict[int, set[int]]) -> lis
     return pairs
 
 
-def entities_resolve(authority: Authority) -> list[EntityMerge]:
-    """Apply the safe automatic merges in the caller's tenant (see the module doc); returns the merges made."""
+def entities_resolve(authority: Authority, *, entity_ids: Collection[int] | None = None) -> list[EntityMerge]:
+    """Apply the safe automatic merges in the caller's tenant (see the module doc); returns the merges made.
+    With `entity_ids`, only the merges one of those entities takes part in (as the short or the long name)."""
     _require_admin(authority)
     entities = list(Entity.objects.filter(tenant_id=authority.tenant_id, merged_into__isnull=True))
     documents: dict[int, set[int]] = defaultdict(set)
@@ -122,6 +124,8 @@ def entities_resolve(authority: Authority) -> list[EntityMerge]:
             together[entity_id] |= ids - {entity_id}
     made = []
     for short, long in _short_to_long(entities, together):
+        if entity_ids is not None and short.pk not in entity_ids and long.pk not in entity_ids:
+            continue
         try:
             made.append(entity_merge(authority, merged_id=short.pk, into_id=long.pk, reason="auto: same record"))
         except EntityMergeRefused:

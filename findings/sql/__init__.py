@@ -274,6 +274,14 @@ _REVISE = sql.SQL(
         SELECT p.*, lower(c.valid) AS lo
           FROM plan p JOIN {claim} c ON c.id = p.target_id AND upper_inf(c.recorded)
            FOR UPDATE OF c
+    ), closing AS (
+        -- One claim can be replaced twice in one round: "Marcus Lee took over as Head of Support from Priya Nair.
+        -- Priya Nair became Director of Customer Success" revises Priya's Head of Support claim from her own slot
+        -- and, as a named predecessor, from Marcus's. An UPDATE joined to two rows applies one of them, which one
+        -- unspecified. The first replacement in valid time ends it; equal starts go to the lower new id.
+        SELECT DISTINCT ON (target_id) * FROM targets
+         WHERE refute OR lo <= vfrom
+         ORDER BY target_id, vfrom, new_id
     ), closed AS (
         UPDATE {claim} c
            SET valid = CASE WHEN t.refute THEN c.valid
@@ -282,8 +290,8 @@ _REVISE = sql.SQL(
                recorded = tstzrange(lower(c.recorded), greatest(%(at)s, lower(c.recorded)), '[)'),
                status = 'closed',
                superseded_by_id = t.new_id
-          FROM targets t
-         WHERE c.id = t.target_id AND (t.refute OR t.lo <= t.vfrom)
+          FROM closing t
+         WHERE c.id = t.target_id
      RETURNING c.id
     )
     SELECT p.new_id,

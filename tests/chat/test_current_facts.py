@@ -193,6 +193,26 @@ def test_an_answer_says_before_when_the_question_asks_before(world, docs, no_cac
     assert lead.startswith("Before October 2025, the FY2026 R&D budget was $2.4M"), lead
 
 
+def test_what_replaced_a_past_value_is_the_next_value_of_the_slot_the_question_asks_about(world, docs):  # noqa: F811
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    claims_write(tenant_id=world.acme.pk, label="1",
+                 facts=[fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15")])
+    handover = "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair."
+    _, c2 = docs.doc("b", f"{handover} Priya Nair became Director.")
+    claims_write(tenant_id=world.acme.pk, label="2", facts=[
+        fact(c2, handover, "Marcus Lee", "role", "Head of Support", "2025-09-01"),
+        fact(c2, "Priya Nair became Director.", "Priya Nair", "role", "Director", "2025-09-02")])
+    hos = Claim.objects.get(subject__name="Priya Nair", object_value="Head of Support")
+    assert hos.superseded_by.subject.name == "Marcus Lee"  # the handover ended it first
+    member = world.authority(world.member)
+    lines = [line.template for line in current_facts(member, "What was Priya Nair's role in June 2025?",
+                                                     now=NOW).lines]
+    assert lines[0].startswith("As of June 2025, Priya Nair was Head of Support") and "Director" in lines[1], lines
+    lines = [line.template for line in current_facts(member, "Who was Head of Support in June 2025?",
+                                                     now=NOW).lines]
+    assert lines[0].startswith("As of June 2025, Priya Nair was Head of Support") and "Marcus Lee" in lines[1], lines
+
+
 def test_answer_leads_with_the_current_fact_and_its_labels_are_sources(world, docs, no_cache):  # noqa: F811
     c_old, c_new = _budget(world, docs)
     final = ask_json(world.client(world.member), "What is the FY2026 R&D budget?").json()

@@ -155,6 +155,31 @@ def test_merge_refusals_are_messages_never_errors(world, acme_admin):
     assert c.merged_into_id is None
 
 
+def test_tenant_admin_merges_a_first_name_into_the_full_name_met_in_the_same_record(world, acme_admin, docs):
+    from findings.models import Entity, EntityMerge
+
+    # Claims written as extracted, without the extraction-time resolution: two people where the record has one.
+    _, chunk = docs.doc("a", "Priya Nair owns Billing. Priya reports to Ada Okafor. Tom owns Payroll.")
+    claims_write(tenant_id=world.acme.pk, label="1", facts=[
+        fact(chunk, "Priya Nair owns Billing.", "Priya Nair", "owns", "Billing", "2025-01-01", object_kind="system"),
+        fact(chunk, "Priya reports to Ada Okafor.", "Priya", "reports_to", "Ada Okafor", "2025-01-01",
+             object_kind="person"),
+        fact(chunk, "Tom owns Payroll.", "Tom", "owns", "Payroll", "2025-01-01", object_kind="system")])
+    priya, full, tom = (Entity.objects.get(tenant=world.acme, name=n) for n in ("Priya", "Priya Nair", "Tom"))
+    # Tom has no full name in the record: nothing to merge, said as a message.
+    response = acme_admin.post("/admin/findings/entity/", {"action": "merge_first_names",
+                                                           "_selected_action": [tom.pk]}, follow=True)
+    assert response.status_code == 200 and "Nothing to merge" in response.content.decode()
+    response = acme_admin.post("/admin/findings/entity/", {"action": "merge_first_names",
+                                                           "_selected_action": [priya.pk, tom.pk]}, follow=True)
+    assert "Merged Priya into Priya Nair" in response.content.decode()
+    priya.refresh_from_db()
+    tom.refresh_from_db()
+    assert priya.merged_into_id == full.pk and tom.merged_into_id is None
+    log = EntityMerge.objects.get()
+    assert log.actor == f"user:{world.admin.pk}" and log.reason == "auto: same record"
+
+
 def test_tenant_admin_cannot_see_or_merge_globex_entities(world, acme_admin):
     from findings.models import EntityMerge
 

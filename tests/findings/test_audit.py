@@ -9,6 +9,7 @@ from findings.audit import (
     entity_key,
     fold,
     fold_with_offsets,
+    full_name_in,
     hedges_in,
     quote_interval,
     stripped_hedges,
@@ -118,6 +119,19 @@ def test_entity_key_equates_spellings(left, right):
 def test_entity_key_keeps_inner_articles():
     assert entity_key("Plan A") == "plan a"
     assert entity_key("Plan A") != entity_key("Plan")
+
+
+@pytest.mark.parametrize(("text", "name", "full"), [
+    ("On 2025-01-15 Priya Nair became Head of Support.\n\nPriya reports to Ada Okafor.", "Priya", "Priya Nair"),
+    ("Thanks to Tom Becker's team. Tom reviews firmware.", "Tom", "Tom Becker"),  # possessive dropped
+    ("Tom Becker and Tom Ortiz review firmware. Tom approves.", "Tom", None),  # two Toms: the name says too little
+    ("Priya reports to Ada Okafor.", "Priya", None),  # no full name in the record
+    ("Priya Nair joined.", "Priya Nair", None),  # already more than one word
+    ("# Welcome Priya\nNair is a city.", "Priya", None),  # not across lines
+    ("Ada Okafor is COO. The Ada project ships.", "ada", None),  # lowercase is no name
+])
+def test_a_first_name_is_the_one_full_name_the_record_gives_it(text, name, full):
+    assert full_name_in(text, name) == full
 
 
 @pytest.mark.parametrize(("sentence", "families"), [

@@ -39,6 +39,18 @@ def test_role_handover_closes_the_first_claim_in_valid_time(world, django_captur
     assert ProjectionQuality.objects.filter(chunk__document=first, accepted=1, proposed=1).count() == 1
 
 
+def test_a_first_name_the_record_gives_in_full_is_that_person_not_another(world, django_capture_on_commit_callbacks):
+    wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest(world, wiki, external_id="a", title="Support",
+               body="On 2025-01-15 Priya Nair became Head of Support.\n\nPriya reports to Ada Okafor.")
+        ingest(world, wiki, external_id="b", title="Chat", body="Priya reports to Ada Okafor.")
+    claims = Claim.objects.filter(tenant=world.acme).select_related("subject", "predicate")
+    subjects = sorted((c.subject.name, c.predicate.name, c.evidence.get().document.external_id) for c in claims)
+    # the record that names her in full resolves its "Priya"; the one that never does keeps the bare name
+    assert subjects == [("Priya", "reports_to", "b"), ("Priya Nair", "reports_to", "a"), ("Priya Nair", "role", "a")]
+
+
 def test_a_changed_document_closes_claims_that_lost_their_evidence_and_extracts_the_new_text(
         world, django_capture_on_commit_callbacks):
     wiki = Source.objects.create(tenant=world.acme, kind="wiki", name="Wiki")

@@ -187,3 +187,26 @@ def test_what_the_replaced_version_does_not_hold_is_not_absorbed_into_it(world, 
     result = _write(world, fact(late, late.text, "Priya Nair", "role", role, valid_from, valid_to=valid_to))
     assert result.inserted == 1 and "NOOP" not in result.verdicts
     assert priya.evidence.count() == 1
+
+
+@pytest.mark.parametrize("order", ["handover first", "new role first"])
+@pytest.mark.parametrize(("new_role_from", "replaced_by"), [
+    ("2025-09-01T08:05", "Marcus Lee"),  # the handover came first: it ended her time as Head of Support
+    ("2025-08-25", "Priya Nair"),  # her new role came first
+])
+def test_a_claim_replaced_twice_in_one_round_ends_at_the_first_replacement(world, docs, order, new_role_from,
+                                                                          replaced_by):
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    text = "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair. Priya Nair became Director."
+    _, c2 = docs.doc("b", text)
+    handover = fact(c2, "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair.", "Marcus Lee",
+                    "role", "Head of Support", "2025-09-01")
+    new_role = fact(c2, "Priya Nair became Director.", "Priya Nair", "role", "Director", new_role_from)
+    _write(world, *([handover, new_role] if order == "handover first" else [new_role, handover]))
+    hos = Claim.objects.get(subject__name="Priya Nair", object_value="Head of Support")
+    successor = Claim.objects.select_related("subject").get(pk=hos.superseded_by_id)
+    assert successor.subject.name == replaced_by
+    assert hos.valid.upper == successor.valid.lower == at(new_role_from if replaced_by == "Priya Nair"
+                                                           else "2025-09-01")
+    assert {c.object_value for c in _open()} == {"Head of Support", "Director"}
