@@ -12,7 +12,8 @@ Order of work for one chunk's facts (see findings/README.md for the why):
 3. a short transaction takes one advisory lock per slot over the sorted keys and re-runs tiers one and two. If
    the matches moved, the fresh ones are judged there by rules when that needs no model; if it would need
    one, the attempt is abandoned and planned again (up to `MAX_CYCLES`). Then superseded claims are revised in
-   one statement and new ones inserted with ON CONFLICT DO NOTHING.
+   one statement, replaced versions a late fact starts inside are cut where it begins (`sql.claims_overtaken`,
+   `sql.claims_trim`), and new claims are inserted with ON CONFLICT DO NOTHING.
 
 A batch is written in rounds with at most one candidate per slot each: two candidates of one slot in the same
 statement would both be judged against the claims before either, and one of them would silently lose.
@@ -233,12 +234,14 @@ class _Plan:
     matches: dict[int, list[sql.MatchRow]]
     successions: dict[int, list[tuple[int, int]]]  # candidate index → named predecessors' (claim, subject)
     history_hits: dict[int, int]  # candidate index → replaced claim of the same value it corroborates
+    overtaken: dict[int, list[sql.Overtaken]]  # candidate index → replaced versions it ends earlier
 
     def signature(self) -> tuple:
         return (sorted(self.identity_hits.items()),
                 sorted((i, tuple((m.claim_id, m.object_key) for m in ms)) for i, ms in self.matches.items()),
                 sorted((i, tuple(v)) for i, v in self.successions.items()),
-                sorted(self.history_hits.items()))
+                sorted(self.history_hits.items()),
+                sorted((i, tuple(v)) for i, v in self.overtaken.items()))
 
 
 def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
@@ -250,15 +253,15 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
                              embedding=c.embedding, valid_from=c.fact.valid_from, valid_to=c.fact.valid_to,
                              object_key=c.object_key)
             for c in batch if c.index not in hits]
-    successors = [sql.SuccessionRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
-                                    subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
-                                    perspective=c.fact.perspective, valid_from=c.fact.valid_from,
-                                    valid_to=c.fact.valid_to)
-                  for c in batch if c.policy == RelationType.Policy.STATE and c.object_entity_id is not None
-                  and c.index not in hits]
+    states = [sql.SuccessionRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
+                                subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
+                                perspective=c.fact.perspective, valid_from=c.fact.valid_from,
+                                valid_to=c.fact.valid_to, object_key=c.object_key)
+              for c in batch if c.policy == RelationType.Policy.STATE and c.index not in hits]
     return _Plan(identity_hits=hits, matches=sql.claims_match(tenant_id, rows),
-                 successions=sql.claims_succession(tenant_id, successors),
-                 history_hits=sql.claims_history(tenant_id, [r for r in rows if r.policy == RelationType.Policy.STATE]))
+                 successions=sql.claims_succession(tenant_id, [r for r in states if r.object_entity_id is not None]),
+                 history_hits=sql.claims_history(tenant_id, [r for r in rows if r.policy == RelationType.Policy.STATE]),
+                 overtaken=sql.claims_overtaken(tenant_id, states))
 
 
 @dataclass
@@ -305,10 +308,8 @@ def _judge(batch: list[_Candidate], plan: _Plan, verdict_model: VerdictModel | N
     return judged
 
 
-def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResult) -> None:
-    """Inside the locked transaction, with a plan that is known to be current."""
-    writes = [j for j in judged if j.verdict.kind is not VerdictKind.NOOP]
-    new_ids = dict(zip([j.candidate.index for j in writes], sql.claim_ids_reserve(len(writes)), strict=True))
+def _revisions(writes: list[_Judged], plan: _Plan, new_ids: dict[int, int]) -> list[sql.Revision]:
+    """The current claims each write supersedes or refutes."""
     revisions: list[sql.Revision] = []
     for j in writes:
         c = j.candidate
@@ -324,8 +325,34 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
         targets += [claim_id for claim_id, _subject in plan.successions.get(c.index, []) if claim_id not in targets]
         revisions += [sql.Revision(target_id=int(t), new_id=new_ids[c.index], valid_from=c.fact.valid_from,
                                    refute=j.verdict.kind is VerdictKind.REFUTE) for t in targets]
+    return revisions
+
+
+def _trim(writes: list[_Judged], plan: _Plan, new_ids: dict[int, int]) -> dict[int, datetime]:
+    """Cut the replaced versions the writes start inside (`sql.claims_overtaken`); returns new claim id → where
+    it must end: a value of its own slot that started inside an old version lasts at most until that version's
+    successor began, so the slot's history stays one value at a time. A named predecessor's version is cut
+    without capping the new holder."""
+    trims, caps = [], {}
+    for j in writes:
+        c = j.candidate
+        for version in plan.overtaken.get(c.index, []):
+            trims.append((version.claim_id, new_ids[c.index], c.fact.valid_from))
+            if version.subject_id == c.subject_id:
+                caps[new_ids[c.index]] = min(caps.get(new_ids[c.index], version.ended), version.ended)
+    if sql.claims_trim(trims) < len({claim_id for claim_id, _, _ in trims}):
+        raise _PlanMoved("a replaced version to cut short changed since planning")
+    return caps
+
+
+def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResult) -> None:
+    """Inside the locked transaction, with a plan that is known to be current."""
+    writes = [j for j in judged if j.verdict.kind is not VerdictKind.NOOP]
+    new_ids = dict(zip([j.candidate.index for j in writes], sql.claim_ids_reserve(len(writes)), strict=True))
+    revisions = _revisions(writes, plan, new_ids)
     at = sql.write_clock()
     revised = sql.claims_revise(revisions, at=at)
+    trimmed = _trim(writes, plan, new_ids)
     rows = []
     for j in writes:
         c = j.candidate
@@ -333,9 +360,7 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
         cap, live = revised.get(new_id, (None, 0))
         if live < sum(1 for r in revisions if r.new_id == new_id):
             raise _PlanMoved(f"a claim superseded by candidate {c.index} is no longer current")
-        valid_to = c.fact.valid_to
-        if cap is not None:
-            valid_to = cap if valid_to is None else min(valid_to, cap)
+        valid_to = min([t for t in (c.fact.valid_to, cap, trimmed.get(new_id)) if t is not None], default=None)
         rows.append({
             "id": new_id, "identity": c.identity, "subject": c.subject_id, "predicate": c.predicate_id,
             "policy": c.policy, "object_entity": c.object_entity_id, "object_value": c.fact.object,
@@ -370,6 +395,9 @@ def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan, judged: li
     keys += [sql.slot_lock_key(tenant_id, subject_id, by_index[i].predicate_id, by_index[i].fact.perspective,
                                by_index[i].fact.scope)
              for i, found in planned.successions.items() for _claim, subject_id in found]
+    keys += [sql.slot_lock_key(tenant_id, version.subject_id, by_index[i].predicate_id, by_index[i].fact.perspective,
+                               by_index[i].fact.scope)
+             for i, found in planned.overtaken.items() for version in found]
     with transaction.atomic():
         sql.slots_lock(keys)
         replanned = _plan(tenant_id, batch)

@@ -186,7 +186,7 @@ _SUCCESSION = sql.SQL(
 @dataclass(frozen=True)
 class SuccessionRow:
     index: int
-    object_entity_id: int
+    object_entity_id: int | None
     quote: str
     subject_id: int
     predicate_id: int
@@ -194,6 +194,18 @@ class SuccessionRow:
     perspective: str
     valid_from: datetime
     valid_to: datetime | None
+    object_key: str = ""  # read by `claims_overtaken` only
+
+
+def _state_params(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[str, Any]:
+    """A batch of state candidates as the typed arrays `unnest` reads (a query takes the ones it names)."""
+    return {
+        "tenant_id": tenant_id, "idx": [r.index for r in rows], "subject": [r.subject_id for r in rows],
+        "predicate": [r.predicate_id for r in rows], "object_entity": [r.object_entity_id for r in rows],
+        "object_key": [r.object_key for r in rows], "scope": [r.scope for r in rows],
+        "perspective": [r.perspective for r in rows], "quote": [r.quote for r in rows],
+        "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
+    }
 
 
 def claims_succession(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[int, list[tuple[int, int]]]:
@@ -203,17 +215,90 @@ def claims_succession(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[int
     found: dict[int, list[tuple[int, int]]] = {}
     if not rows:
         return found
-    params: dict[str, Any] = {
-        "tenant_id": tenant_id, "idx": [r.index for r in rows], "subject": [r.subject_id for r in rows],
-        "predicate": [r.predicate_id for r in rows], "object_entity": [r.object_entity_id for r in rows],
-        "scope": [r.scope for r in rows], "perspective": [r.perspective for r in rows],
-        "quote": [r.quote for r in rows], "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
-    }
     with connection.cursor() as cursor:
-        cursor.execute(_SUCCESSION, params)
+        cursor.execute(_SUCCESSION, _state_params(tenant_id, rows))
         for idx, claim_id, subject_id in cursor.fetchall():
             found.setdefault(idx, []).append((claim_id, subject_id))
     return found
+
+
+_OVERTAKEN = sql.SQL(
+    """
+    SELECT b.idx, c.id, c.subject_id, upper(c.valid)
+      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(object_key)s::text[],
+                  %(object_entity)s::bigint[], %(scope)s::text[], %(perspective)s::text[], %(quote)s::text[],
+                  %(vfrom)s::timestamptz[])
+           AS b(idx, subject_id, predicate_id, object_key, object_entity_id, scope, perspective, quote, vfrom)
+      JOIN {claim} c
+        ON c.tenant_id = %(tenant_id)s AND c.predicate_id = b.predicate_id AND c.scope = b.scope
+       AND c.perspective = b.perspective AND c.policy = 'state' AND NOT upper_inf(c.recorded)
+       -- the new value starts strictly inside the replaced version's window
+       AND lower(c.valid) < b.vfrom AND upper(c.valid) > b.vfrom
+       -- another value of the candidate's own slot, or the candidate's object held by a predecessor it names
+       AND ((c.subject_id = b.subject_id AND c.object_key <> b.object_key)
+            OR (c.subject_id <> b.subject_id AND c.object_entity_id = b.object_entity_id
+                AND EXISTS (SELECT 1 FROM {entity} e
+                             WHERE e.id = c.subject_id AND strpos(lower(b.quote), lower(e.name)) > 0)))
+      -- replaced, not refuted: a revision cut its valid range exactly where its successor began
+      JOIN {claim} s ON s.id = c.superseded_by_id AND upper(c.valid) = lower(s.valid)
+     ORDER BY b.idx, c.id
+    """
+).format(claim=sql.Identifier("findings_claim"), entity=sql.Identifier("findings_entity"))
+
+
+@dataclass(frozen=True)
+class Overtaken:
+    claim_id: int
+    subject_id: int
+    ended: datetime  # where the version ended before: its old successor's start
+
+
+def claims_overtaken(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[int, list[Overtaken]]:
+    """Replaced versions a late state fact cuts short: for each candidate, the closed, superseded claims of its
+    slot with another value — or of a predecessor it names, with its object — whose valid range holds the
+    candidate's start strictly inside. index → versions.
+
+    Facts arrive in any order. "Priya Nair became Director of Customer Success" filed before "Marcus Lee took
+    over as Head of Support from Priya Nair" (a day earlier) closed her Head of Support claim at her new role;
+    matching and succession see current claims only, so the handover would leave her holding the role beside
+    Marcus until then. `claims_trim` ends such a version where the late fact begins."""
+    found: dict[int, list[Overtaken]] = {}
+    if not rows:
+        return found
+    with connection.cursor() as cursor:
+        cursor.execute(_OVERTAKEN, _state_params(tenant_id, rows))
+        for idx, claim_id, subject_id, ended in cursor.fetchall():
+            found.setdefault(idx, []).append(Overtaken(claim_id, subject_id, ended))
+    return found
+
+
+_TRIM = sql.SQL(
+    """
+    WITH plan AS (
+        -- one claim cut by two candidates of a round ends at the earlier start (equal starts: the lower new id)
+        SELECT DISTINCT ON (target_id) *
+          FROM unnest(%(target)s::bigint[], %(new)s::bigint[], %(vfrom)s::timestamptz[]) AS p(target_id, new_id, vfrom)
+         ORDER BY target_id, vfrom, new_id
+    )
+    UPDATE {claim} c
+       SET valid = tstzrange(lower(c.valid), p.vfrom, '[)'), superseded_by_id = p.new_id
+      FROM plan p
+     WHERE c.id = p.target_id AND NOT upper_inf(c.recorded) AND lower(c.valid) < p.vfrom AND upper(c.valid) > p.vfrom
+    RETURNING c.id
+    """
+).format(claim=sql.Identifier("findings_claim"))
+
+
+def claims_trim(trims: Sequence[tuple[int, int, datetime]]) -> int:
+    """End replaced versions where a late fact begins: (claim id, new claim id, its valid_from) each; the new claim
+    becomes the version's `superseded_by`. Its recorded range stays as it was: the version was closed already.
+    Returns how many distinct claims were cut (fewer than asked: one moved since planning)."""
+    if not trims:
+        return 0
+    params = {"target": [t[0] for t in trims], "new": [t[1] for t in trims], "vfrom": [t[2] for t in trims]}
+    with connection.cursor() as cursor:
+        cursor.execute(_TRIM, params)
+        return len(cursor.fetchall())
 
 
 _LIVE_IDENTITIES = sql.SQL(

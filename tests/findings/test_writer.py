@@ -210,3 +210,46 @@ def test_a_claim_replaced_twice_in_one_round_ends_at_the_first_replacement(world
     assert hos.valid.upper == successor.valid.lower == at(new_role_from if replaced_by == "Priya Nair"
                                                            else "2025-09-01")
     assert {c.object_value for c in _open()} == {"Head of Support", "Director"}
+
+
+def test_a_late_value_that_starts_inside_a_replaced_version_cuts_it_there(world, docs):
+    _roles(world, docs, ("On 2025-01-15 Priya Nair became Head of Support.", "Head of Support", "2025-01-15"),
+           ("On 2025-10-01 Priya Nair became CTO.", "CTO", "2025-10-01"))
+    _, late = docs.doc("c", "On 2025-09-15 Priya Nair became VP Support.")
+    result = _write(world, fact(late, late.text, "Priya Nair", "role", "VP Support", "2025-09-15"))
+    assert result.inserted == 1
+    hos, vp, cto = (Claim.objects.get(object_value=v) for v in ("Head of Support", "VP Support", "CTO"))
+    assert (hos.valid.upper, hos.superseded_by_id, hos.status) == (at("2025-09-15"), vp.pk, "closed")
+    # one value at a time: the late value lasts until the version it cut was replaced, and CTO is untouched
+    assert (vp.valid.lower, vp.valid.upper) == (at("2025-09-15"), at("2025-10-01"))
+    assert (cto.valid.lower, cto.valid.upper, cto.status) == (at("2025-10-01"), None, "open")
+
+
+def test_a_late_handover_cuts_the_predecessors_version_that_her_next_role_had_ended(world, docs):
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    _write(world, fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15"))
+    _, c2 = docs.doc("b", "Priya Nair became Director of Customer Success.")
+    _write(world, fact(c2, c2.text, "Priya Nair", "role", "Director of Customer Success", "2025-09-01T08:05"))
+    hos = Claim.objects.get(object_value="Head of Support")
+    assert hos.valid.upper == at("2025-09-01T08:05")  # filed first, her new role ended it
+    _, c3 = docs.doc("c", "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair.")
+    _write(world, fact(c3, c3.text, "Marcus Lee", "role", "Head of Support", "2025-09-01"))
+    hos.refresh_from_db()
+    marcus = Claim.objects.get(subject__name="Marcus Lee")
+    assert (hos.valid.upper, hos.superseded_by_id) == (at("2025-09-01"), marcus.pk)  # no hours with two holders
+    assert (marcus.valid.lower, marcus.valid.upper) == (at("2025-09-01"), None)  # the new holder is not capped
+
+
+@pytest.mark.parametrize(("role", "valid_from"), [
+    ("VP Support", "2024-12-01"),  # before the version began: the backdated case, the version is not cut
+    ("VP Support", "2025-11-01"),  # after it ended
+    ("Head of Support", "2025-03-01"),  # its own value: evidence for it, not a cut
+])
+def test_a_late_value_outside_a_replaced_version_or_equal_to_it_does_not_cut_it(world, docs, role, valid_from):
+    _roles(world, docs, ("On 2025-01-15 Priya Nair became Head of Support.", "Head of Support", "2025-01-15"),
+           ("On 2025-10-01 Priya Nair became CTO.", "CTO", "2025-10-01"))
+    hos = Claim.objects.get(object_value="Head of Support")
+    _, late = docs.doc("c", f"Priya Nair became {role}.")
+    _write(world, fact(late, late.text, "Priya Nair", "role", role, valid_from))
+    after = Claim.objects.get(pk=hos.pk)
+    assert (after.valid, after.superseded_by_id) == (hos.valid, hos.superseded_by_id)
