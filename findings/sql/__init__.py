@@ -224,24 +224,35 @@ def claims_succession(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[int
 
 _OVERTAKEN = sql.SQL(
     """
-    SELECT b.idx, c.id, c.subject_id, upper(c.valid)
-      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(object_key)s::text[],
-                  %(object_entity)s::bigint[], %(scope)s::text[], %(perspective)s::text[], %(quote)s::text[],
-                  %(vfrom)s::timestamptz[])
-           AS b(idx, subject_id, predicate_id, object_key, object_entity_id, scope, perspective, quote, vfrom)
-      JOIN {claim} c
-        ON c.tenant_id = %(tenant_id)s AND c.predicate_id = b.predicate_id AND c.scope = b.scope
-       AND c.perspective = b.perspective AND c.policy = 'state' AND NOT upper_inf(c.recorded)
-       -- the new value starts strictly inside the replaced version's window
-       AND lower(c.valid) < b.vfrom AND upper(c.valid) > b.vfrom
-       -- another value of the candidate's own slot, or the candidate's object held by a predecessor it names
-       AND ((c.subject_id = b.subject_id AND c.object_key <> b.object_key)
-            OR (c.subject_id <> b.subject_id AND c.object_entity_id = b.object_entity_id
-                AND EXISTS (SELECT 1 FROM {entity} e
-                             WHERE e.id = c.subject_id AND strpos(lower(b.quote), lower(e.name)) > 0)))
+    WITH b AS (
+        SELECT * FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(object_key)s::text[],
+                             %(object_entity)s::bigint[], %(scope)s::text[], %(perspective)s::text[],
+                             %(quote)s::text[], %(vfrom)s::timestamptz[])
+                   AS b(idx, subject_id, predicate_id, object_key, object_entity_id, scope, perspective, quote, vfrom)
+    ), versions AS (
+        -- Two branches, not one OR, so that each reads its own index (subject, object entity) rather than every
+        -- closed claim of the tenant. Another value of the candidate's own slot ...
+        SELECT b.idx, b.vfrom, c.id, c.subject_id, c.valid, c.superseded_by_id
+          FROM b JOIN {claim} c
+            ON c.subject_id = b.subject_id AND c.object_key <> b.object_key AND c.predicate_id = b.predicate_id
+           AND c.scope = b.scope AND c.perspective = b.perspective AND c.tenant_id = %(tenant_id)s
+           AND c.policy = 'state' AND NOT upper_inf(c.recorded)
+        UNION ALL
+        -- ... or the candidate's object held by a predecessor the candidate's quote names.
+        SELECT b.idx, b.vfrom, c.id, c.subject_id, c.valid, c.superseded_by_id
+          FROM b JOIN {claim} c
+            ON c.object_entity_id = b.object_entity_id AND c.subject_id <> b.subject_id
+           AND c.predicate_id = b.predicate_id AND c.scope = b.scope AND c.perspective = b.perspective
+           AND c.tenant_id = %(tenant_id)s AND c.policy = 'state' AND NOT upper_inf(c.recorded)
+          JOIN {entity} e ON e.id = c.subject_id AND strpos(lower(b.quote), lower(e.name)) > 0
+    )
+    SELECT v.idx, v.id, v.subject_id, upper(v.valid)
+      FROM versions v
       -- replaced, not refuted: a revision cut its valid range exactly where its successor began
-      JOIN {claim} s ON s.id = c.superseded_by_id AND upper(c.valid) = lower(s.valid)
-     ORDER BY b.idx, c.id
+      JOIN {claim} s ON s.id = v.superseded_by_id AND upper(v.valid) = lower(s.valid)
+     -- the new value starts strictly inside the replaced version's window
+     WHERE lower(v.valid) < v.vfrom AND upper(v.valid) > v.vfrom
+     ORDER BY v.idx, v.id
     """
 ).format(claim=sql.Identifier("findings_claim"), entity=sql.Identifier("findings_entity"))
 
