@@ -132,8 +132,8 @@ def asked_time(question: str, *, now: datetime | None = None) -> AskedTime:
         if period is None:
             continue
         start, end = period
-        named = match.group(0) if precision in ("quarter", "half") else match.group(match.lastindex or 0)
-        lead_in = question[:match.start(0 if precision in ("quarter", "half") else (match.lastindex or 0))]
+        group = 0 if precision in ("quarter", "half") else (match.lastindex or 0)  # "Q3 2025" names itself whole
+        named, lead_in = match.group(group), question[:match.start(group)]
         if _BEFORE.search(lead_in):
             return AskedTime(at=min(start - timedelta(microseconds=1), now), named=named, before=True)
         if _START.search(lead_in):

@@ -5,14 +5,14 @@ Order of work for one chunk's facts (see findings/README.md for the why):
 1. entities are upserted and statements embedded — outside any claim transaction;
 2. tier one: identity dedupe within the batch (state facts on their slot window instead) and against current
    claims, and a state fact whose value its slot already held and gave up at its start is evidence for that
-   replaced version (`sql.claims_history`); tier two: one lateral SQL match (`sql.claims_match`); tier three:
+   replaced version (`matching.claims_replaced`); tier two: one lateral SQL match (`matching.claims_match`); tier three:
    `consolidation.decide`;
    tier four: AMBIGUOUS candidates go to one batched model call (≤ 8 each) — or, without a model, become ADD
    plus a ReviewItem. All of this happens before any lock is taken;
 3. a short transaction takes one advisory lock per slot over the sorted keys and re-runs tiers one and two. If
    the matches moved, the fresh ones are judged there by rules when that needs no model; if it would need
    one, the attempt is abandoned and planned again (up to `MAX_CYCLES`). Then superseded claims are revised in
-   one statement, replaced versions a late fact starts inside are cut where it begins (`sql.claims_overtaken`,
+   one statement, replaced versions a late fact starts inside are cut where it begins (`matching.claims_replaced`,
    `sql.claims_trim`), and new claims are inserted with ON CONFLICT DO NOTHING.
 
 A batch is written in rounds with at most one candidate per slot each: two candidates of one slot in the same
@@ -47,6 +47,7 @@ from .consolidation import (
     state_slot_key,
 )
 from .models import Entity, RelationType, ReviewItem
+from .sql import matching
 
 logger = logging.getLogger(__name__)
 
@@ -231,10 +232,10 @@ def _rounds(candidates: list[_Candidate]) -> list[list[_Candidate]]:
 @dataclass(frozen=True)
 class _Plan:
     identity_hits: dict[int, int]  # candidate index → current claim with the same identity
-    matches: dict[int, list[sql.MatchRow]]
+    matches: dict[int, list[matching.MatchRow]]
     successions: dict[int, list[tuple[int, int]]]  # candidate index → named predecessors' (claim, subject)
     history_hits: dict[int, int]  # candidate index → replaced claim of the same value it corroborates
-    overtaken: dict[int, list[sql.Overtaken]]  # candidate index → replaced versions it ends earlier
+    overtaken: dict[int, list[matching.Overtaken]]  # candidate index → replaced versions it ends earlier
 
     def signature(self) -> tuple:
         return (sorted(self.identity_hits.items()),
@@ -245,23 +246,24 @@ class _Plan:
 
 
 def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
-    live = sql.live_identities(tenant_id, [c.identity for c in batch])
+    live = matching.live_identities(tenant_id, [c.identity for c in batch])
     hits = {c.index: live[(c.identity, c.fact.scope, c.fact.perspective)] for c in batch
             if (c.identity, c.fact.scope, c.fact.perspective) in live}
-    rows = [sql.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id, policy=c.policy,
-                             scope=c.fact.scope, perspective=c.fact.perspective, statement=c.fact.statement,
-                             embedding=c.embedding, valid_from=c.fact.valid_from, valid_to=c.fact.valid_to,
-                             object_key=c.object_key)
+    rows = [matching.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id,
+                                  policy=c.policy, scope=c.fact.scope, perspective=c.fact.perspective,
+                                  statement=c.fact.statement, embedding=c.embedding, valid_from=c.fact.valid_from,
+                                  valid_to=c.fact.valid_to)
             for c in batch if c.index not in hits]
-    states = [sql.SuccessionRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
+    states = [matching.StateRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
                                 subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
                                 perspective=c.fact.perspective, valid_from=c.fact.valid_from,
                                 valid_to=c.fact.valid_to, object_key=c.object_key)
               for c in batch if c.policy == RelationType.Policy.STATE and c.index not in hits]
-    return _Plan(identity_hits=hits, matches=sql.claims_match(tenant_id, rows),
-                 successions=sql.claims_succession(tenant_id, [r for r in states if r.object_entity_id is not None]),
-                 history_hits=sql.claims_history(tenant_id, [r for r in rows if r.policy == RelationType.Policy.STATE]),
-                 overtaken=sql.claims_overtaken(tenant_id, states))
+    held = [r for r in states if r.object_entity_id is not None]
+    replaced = matching.claims_replaced(tenant_id, states)
+    return _Plan(identity_hits=hits, matches=matching.claims_match(tenant_id, rows),
+                 successions=matching.claims_succession(tenant_id, held),
+                 history_hits=replaced.corroborated, overtaken=replaced.overtaken)
 
 
 @dataclass
@@ -329,7 +331,7 @@ def _revisions(writes: list[_Judged], plan: _Plan, new_ids: dict[int, int]) -> l
 
 
 def _trim(writes: list[_Judged], plan: _Plan, new_ids: dict[int, int]) -> dict[int, datetime]:
-    """Cut the replaced versions the writes start inside (`sql.claims_overtaken`); returns new claim id → where
+    """Cut the replaced versions the writes start inside (`matching.claims_replaced`); returns new claim id → where
     it must end: a value of its own slot that started inside an old version lasts at most until that version's
     successor began, so the slot's history stays one value at a time. A named predecessor's version is cut
     without capping the new holder."""

@@ -36,6 +36,7 @@ from findings.audit import REJECTION_REASONS
 from findings.extractors.patterns import PatternsExtractor
 from findings.selectors import ontology_specs
 from findings.services import chunk_facts
+from findings.sql import matching
 from findings.writer import FactInput, claims_write
 from knowledge.sample_corpus import DATA as SAMPLE_DATA
 from knowledge.sql import vector_literal
@@ -157,7 +158,7 @@ def _anomalies(tenant_id: int, facts: dict[int, list[FactInput]]) -> dict[str, i
     return {"duplicates": duplicates, "overlapping_validity": overlaps, "lost_writes": lost}
 
 
-def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[sql.CandidateRow]:
+def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[matching.CandidateRow]:
     """Up to 50 candidates built from written facts, as the writer would send them to `claims_match`."""
     from findings.audit import entity_key
     from findings.models import Entity, RelationType
@@ -167,24 +168,24 @@ def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[sql.CandidateR
     ids = dict(Entity.objects.filter(tenant_id=tenant_id).values_list("key", "id"))
     usable = [f for f in facts if entity_key(f.subject) in ids][:50]
     vectors = _embed([f.statement for f in usable])
-    return [sql.CandidateRow(index=i, subject_id=ids[entity_key(f.subject)], predicate_id=rel[f.predicate][0],
+    return [matching.CandidateRow(index=i, subject_id=ids[entity_key(f.subject)], predicate_id=rel[f.predicate][0],
                              policy=rel[f.predicate][1], scope="", perspective="", statement=f.statement,
                              embedding=v, valid_from=f.valid_from, valid_to=f.valid_to)
             for i, (f, v) in enumerate(zip(usable, vectors, strict=True))]
 
 
-def _lateral_ms(tenant_id: int, rows: list[sql.CandidateRow], rounds: int) -> float | None:
+def _lateral_ms(tenant_id: int, rows: list[matching.CandidateRow], rounds: int) -> float | None:
     if not rows:
         return None
     timings = []
     for _ in range(rounds):
         started = time.perf_counter()
-        sql.claims_match(tenant_id, rows)
+        matching.claims_match(tenant_id, rows)
         timings.append((time.perf_counter() - started) * 1000)
     return round(statistics.median(timings), 2)
 
 
-def _densify(tenant_id: int, rows: list[sql.CandidateRow], per_slot: int) -> int:
+def _densify(tenant_id: int, rows: list[matching.CandidateRow], per_slot: int) -> int:
     """Give every candidate slot `per_slot` extra current claims, so the match query ranks a crowded slot:
     set/event slots get random-vector claims that stay current; state slots get one-day windows in 1990 (they
     cannot overlap each other or the candidates, so the exclusion constraint holds and they are filtered, not

@@ -1,14 +1,11 @@
 """Postgres-specific SQL of the findings writer.
 
 Why raw SQL: the consolidation cascade joins a whole batch of candidates laterally against live claims
-(`claims_match`), revises superseded claims in one statement with range arithmetic (`claims_revise`), takes
-advisory locks in a fixed order (`slots_lock`) and inserts with ON CONFLICT DO NOTHING against partial
-unique/exclusion constraints (`claims_insert`). The ORM can express none of these in one round trip.
+(`matching.claims_match`; every read of what a candidate meets is in `findings.sql.matching`), revises
+superseded claims in one statement with range arithmetic (`claims_revise`), takes advisory locks in a fixed
+order (`slots_lock`) and inserts with ON CONFLICT DO NOTHING against partial unique/exclusion constraints
+(`claims_insert`). The ORM can express none of these in one round trip.
 Batches travel as typed arrays through `unnest`, so a statement's text never depends on the data.
-
-Similarity: 1 - cosine distance (`<=>`) when both the candidate and the claim carry a statement embedding;
-otherwise pg_trgm's `similarity()` on the statements (trigram overlap in [0, 1]) — cruder, but it keeps the
-cascade working on a machine without an embedder (EMBEDDER=none) and for claims written before one existed.
 """
 
 from __future__ import annotations
@@ -21,8 +18,6 @@ from typing import Any
 
 from django.db import connection
 from psycopg import sql
-
-TOP_K = 5
 
 
 def slot_lock_key(tenant_id: int, subject_id: int, predicate_id: int, perspective: str, scope: str) -> int:
@@ -45,242 +40,6 @@ def slots_lock(keys: Sequence[int]) -> None:
     """Take one transaction-scoped advisory lock per slot key, in ascending order. Call inside a transaction."""
     with connection.cursor() as cursor:
         cursor.execute(_LOCK, {"keys": sorted(set(keys))})
-
-
-@dataclass(frozen=True)
-class CandidateRow:
-    """One candidate as the match query sees it."""
-
-    index: int
-    subject_id: int
-    predicate_id: int
-    policy: str
-    scope: str
-    perspective: str
-    statement: str
-    embedding: str | None  # pgvector text literal
-    valid_from: datetime
-    valid_to: datetime | None
-    object_key: str = ""  # read by `claims_history` only
-
-
-@dataclass(frozen=True)
-class MatchRow:
-    index: int
-    claim_id: int
-    object_key: str
-    statement: str
-    similarity: float
-
-
-_MATCH = sql.SQL(
-    """
-    SELECT b.idx, m.id, m.object_key, m.statement, m.similarity
-      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(policy)s::text[],
-                  %(scope)s::text[], %(perspective)s::text[], %(statement)s::text[], %(embedding)s::text[],
-                  %(vfrom)s::timestamptz[], %(vto)s::timestamptz[])
-           AS b(idx, subject_id, predicate_id, policy, scope, perspective, statement, embedding, vfrom, vto)
-     CROSS JOIN LATERAL (
-           SELECT c.id, c.object_key, c.statement,
-                  CASE WHEN c.embedding IS NOT NULL AND b.embedding IS NOT NULL
-                       THEN 1 - (c.embedding <=> b.embedding::vector)
-                       ELSE similarity(c.statement, b.statement) END AS similarity
-             FROM {claim} c
-            WHERE c.tenant_id = %(tenant_id)s
-              AND c.subject_id = b.subject_id AND c.predicate_id = b.predicate_id
-              AND c.scope = b.scope AND c.perspective = b.perspective
-              AND upper_inf(c.recorded)
-              -- a state slot is one value per validity window: only claims whose window meets the new one
-              AND (b.policy <> 'state' OR c.valid && tstzrange(b.vfrom, b.vto, '[)'))
-            -- exact ordering, no HNSW: the slot filter leaves a handful of rows per candidate
-            ORDER BY similarity DESC, c.id
-            -- a state candidate needs every current claim its window meets (each one is revised, or the
-            -- exclusion constraint refuses the insert); the others only need the nearest few
-            LIMIT CASE WHEN b.policy = 'state' THEN NULL ELSE %(top_k)s END
-     ) AS m
-     ORDER BY b.idx, m.similarity DESC, m.id
-    """
-).format(claim=sql.Identifier("findings_claim"))
-
-
-def claims_match(tenant_id: int, rows: Sequence[CandidateRow], top_k: int = TOP_K) -> dict[int, list[MatchRow]]:
-    """Tier two of the cascade in one query: for every candidate, its `top_k` most similar current claims of
-    the same subject, predicate, scope and perspective, similarity = 1 - cosine distance (see module doc)."""
-    found: dict[int, list[MatchRow]] = {row.index: [] for row in rows}
-    if not rows:
-        return found
-    params: dict[str, Any] = {
-        "tenant_id": tenant_id, "top_k": top_k,
-        "idx": [r.index for r in rows], "subject": [r.subject_id for r in rows],
-        "predicate": [r.predicate_id for r in rows], "policy": [r.policy for r in rows],
-        "scope": [r.scope for r in rows], "perspective": [r.perspective for r in rows],
-        "statement": [r.statement for r in rows], "embedding": [r.embedding for r in rows],
-        "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(_MATCH, params)
-        for idx, claim_id, object_key, statement, similarity in cursor.fetchall():
-            found[idx].append(MatchRow(idx, claim_id, object_key, statement, float(similarity)))
-    return found
-
-
-_HISTORY = sql.SQL(
-    """
-    SELECT DISTINCT ON (b.idx) b.idx, c.id
-      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(scope)s::text[],
-                  %(perspective)s::text[], %(object_key)s::text[], %(vfrom)s::timestamptz[], %(vto)s::timestamptz[])
-           AS b(idx, subject_id, predicate_id, scope, perspective, object_key, vfrom, vto)
-      JOIN {claim} c
-        ON c.tenant_id = %(tenant_id)s AND c.subject_id = b.subject_id AND c.predicate_id = b.predicate_id
-       AND c.scope = b.scope AND c.perspective = b.perspective AND c.object_key = b.object_key
-       AND c.policy = 'state' AND NOT upper_inf(c.recorded)
-       -- the value held when the fact says it began; a fact that names an end must not outlast the claim
-       -- (an open end says nothing about when the value stopped, so it does not contradict the successor)
-       AND c.valid @> b.vfrom AND (b.vto IS NULL OR b.vto <= upper(c.valid))
-      -- replaced, not refuted: a revision cut its valid range exactly where its successor began
-      JOIN {claim} s ON s.id = c.superseded_by_id AND upper(c.valid) = lower(s.valid)
-     ORDER BY b.idx, c.id
-    """
-).format(claim=sql.Identifier("findings_claim"))
-
-
-def claims_history(tenant_id: int, rows: Sequence[CandidateRow]) -> dict[int, int]:
-    """Late word of a value already replaced: for each state candidate, the closed claim of its own slot with
-    the same object whose valid range holds the candidate's start (and its end, when it names one).
-    index → claim id.
-
-    Matching (`claims_match`) sees current claims only. Without this, "welcome Priya, our Head of Support",
-    filed after Marcus took the role over from her, would find nothing current in Priya's slot and open a second
-    Priya claim with no end, and the role would read as held by two people.
-    """
-    if not rows:
-        return {}
-    params: dict[str, Any] = {
-        "tenant_id": tenant_id, "idx": [r.index for r in rows], "subject": [r.subject_id for r in rows],
-        "predicate": [r.predicate_id for r in rows], "scope": [r.scope for r in rows],
-        "perspective": [r.perspective for r in rows], "object_key": [r.object_key for r in rows],
-        "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(_HISTORY, params)
-        return dict(cursor.fetchall())
-
-
-_SUCCESSION = sql.SQL(
-    """
-    SELECT b.idx, c.id, c.subject_id
-      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(object_entity)s::bigint[],
-                  %(scope)s::text[], %(perspective)s::text[], %(quote)s::text[], %(vfrom)s::timestamptz[],
-                  %(vto)s::timestamptz[])
-           AS b(idx, subject_id, predicate_id, object_entity_id, scope, perspective, quote, vfrom, vto)
-      JOIN {claim} c
-        ON c.tenant_id = %(tenant_id)s AND c.predicate_id = b.predicate_id AND c.object_entity_id = b.object_entity_id
-       AND c.subject_id <> b.subject_id AND c.scope = b.scope AND c.perspective = b.perspective
-       AND c.policy = 'state' AND upper_inf(c.recorded) AND c.valid && tstzrange(b.vfrom, b.vto, '[)')
-      JOIN {entity} e ON e.id = c.subject_id AND strpos(lower(b.quote), lower(e.name)) > 0
-     ORDER BY b.idx, c.id
-    """
-).format(claim=sql.Identifier("findings_claim"), entity=sql.Identifier("findings_entity"))
-
-
-@dataclass(frozen=True)
-class SuccessionRow:
-    index: int
-    object_entity_id: int | None
-    quote: str
-    subject_id: int
-    predicate_id: int
-    scope: str
-    perspective: str
-    valid_from: datetime
-    valid_to: datetime | None
-    object_key: str = ""  # read by `claims_overtaken` only
-
-
-def _state_params(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[str, Any]:
-    """A batch of state candidates as the typed arrays `unnest` reads (a query takes the ones it names)."""
-    return {
-        "tenant_id": tenant_id, "idx": [r.index for r in rows], "subject": [r.subject_id for r in rows],
-        "predicate": [r.predicate_id for r in rows], "object_entity": [r.object_entity_id for r in rows],
-        "object_key": [r.object_key for r in rows], "scope": [r.scope for r in rows],
-        "perspective": [r.perspective for r in rows], "quote": [r.quote for r in rows],
-        "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
-    }
-
-
-def claims_succession(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[int, list[tuple[int, int]]]:
-    """Named predecessors: for a state fact about an entity object ("Marcus took over as Head of Support from
-    Priya"), the current claims of *other* subjects with the same predicate and object whose subject is named
-    in the new fact's quote. index → [(claim id, subject id)]. The subject slot alone cannot see them."""
-    found: dict[int, list[tuple[int, int]]] = {}
-    if not rows:
-        return found
-    with connection.cursor() as cursor:
-        cursor.execute(_SUCCESSION, _state_params(tenant_id, rows))
-        for idx, claim_id, subject_id in cursor.fetchall():
-            found.setdefault(idx, []).append((claim_id, subject_id))
-    return found
-
-
-_OVERTAKEN = sql.SQL(
-    """
-    WITH b AS (
-        SELECT * FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(object_key)s::text[],
-                             %(object_entity)s::bigint[], %(scope)s::text[], %(perspective)s::text[],
-                             %(quote)s::text[], %(vfrom)s::timestamptz[])
-                   AS b(idx, subject_id, predicate_id, object_key, object_entity_id, scope, perspective, quote, vfrom)
-    ), versions AS (
-        -- Two branches, not one OR, so that each reads its own index (subject, object entity) rather than every
-        -- closed claim of the tenant. Another value of the candidate's own slot ...
-        SELECT b.idx, b.vfrom, c.id, c.subject_id, c.valid, c.superseded_by_id
-          FROM b JOIN {claim} c
-            ON c.subject_id = b.subject_id AND c.object_key <> b.object_key AND c.predicate_id = b.predicate_id
-           AND c.scope = b.scope AND c.perspective = b.perspective AND c.tenant_id = %(tenant_id)s
-           AND c.policy = 'state' AND NOT upper_inf(c.recorded)
-        UNION ALL
-        -- ... or the candidate's object held by a predecessor the candidate's quote names.
-        SELECT b.idx, b.vfrom, c.id, c.subject_id, c.valid, c.superseded_by_id
-          FROM b JOIN {claim} c
-            ON c.object_entity_id = b.object_entity_id AND c.subject_id <> b.subject_id
-           AND c.predicate_id = b.predicate_id AND c.scope = b.scope AND c.perspective = b.perspective
-           AND c.tenant_id = %(tenant_id)s AND c.policy = 'state' AND NOT upper_inf(c.recorded)
-          JOIN {entity} e ON e.id = c.subject_id AND strpos(lower(b.quote), lower(e.name)) > 0
-    )
-    SELECT v.idx, v.id, v.subject_id, upper(v.valid)
-      FROM versions v
-      -- replaced, not refuted: a revision cut its valid range exactly where its successor began
-      JOIN {claim} s ON s.id = v.superseded_by_id AND upper(v.valid) = lower(s.valid)
-     -- the new value starts strictly inside the replaced version's window
-     WHERE lower(v.valid) < v.vfrom AND upper(v.valid) > v.vfrom
-     ORDER BY v.idx, v.id
-    """
-).format(claim=sql.Identifier("findings_claim"), entity=sql.Identifier("findings_entity"))
-
-
-@dataclass(frozen=True)
-class Overtaken:
-    claim_id: int
-    subject_id: int
-    ended: datetime  # where the version ended before: its old successor's start
-
-
-def claims_overtaken(tenant_id: int, rows: Sequence[SuccessionRow]) -> dict[int, list[Overtaken]]:
-    """Replaced versions a late state fact cuts short: for each candidate, the closed, superseded claims of its
-    slot with another value — or of a predecessor it names, with its object — whose valid range holds the
-    candidate's start strictly inside. index → versions.
-
-    Facts arrive in any order. "Priya Nair became Director of Customer Success" filed before "Marcus Lee took
-    over as Head of Support from Priya Nair" (a day earlier) closed her Head of Support claim at her new role;
-    matching and succession see current claims only, so the handover would leave her holding the role beside
-    Marcus until then. `claims_trim` ends such a version where the late fact begins."""
-    found: dict[int, list[Overtaken]] = {}
-    if not rows:
-        return found
-    with connection.cursor() as cursor:
-        cursor.execute(_OVERTAKEN, _state_params(tenant_id, rows))
-        for idx, claim_id, subject_id, ended in cursor.fetchall():
-            found.setdefault(idx, []).append(Overtaken(claim_id, subject_id, ended))
-    return found
 
 
 _TRIM = sql.SQL(
@@ -310,21 +69,6 @@ def claims_trim(trims: Sequence[tuple[int, int, datetime]]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_TRIM, params)
         return len(cursor.fetchall())
-
-
-_LIVE_IDENTITIES = sql.SQL(
-    "SELECT identity, scope, perspective, id FROM {claim} "
-    "WHERE tenant_id = %(tenant_id)s AND identity = ANY(%(identities)s::uuid[]) AND upper_inf(recorded)"
-).format(claim=sql.Identifier("findings_claim"))
-
-
-def live_identities(tenant_id: int, identities: Sequence[Any]) -> dict[tuple[str, str, str], int]:
-    """Current claims with one of these identities: (identity, scope, perspective) → claim id."""
-    if not identities:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(_LIVE_IDENTITIES, {"tenant_id": tenant_id, "identities": [str(i) for i in identities]})
-        return {(str(i), s, p): cid for i, s, p, cid in cursor.fetchall()}
 
 
 def claim_dimension_get() -> int:
