@@ -91,8 +91,10 @@ class ApiClient:
                     return 1.0
         reset = response.headers.get("X-RateLimit-Reset")
         if reset and (response.status_code == 429 or response.headers.get("X-RateLimit-Remaining") == "0"):
+            # The reset is a whole epoch second: the window is only sure to have turned once that second
+            # is over, so wait until its end (waiting for its start retried within the spent window).
             try:
-                return max(0.0, float(reset) - time.time())
+                return max(0.0, float(reset) + 1.0 - time.time())
             except ValueError:
                 return 1.0
         return 1.0 if response.status_code == 429 else None

@@ -29,6 +29,9 @@ def test_wait_reads_retry_after_seconds_http_date_and_ratelimit_reset(settings):
     reset = client._wait_for(_response(403, {"X-RateLimit-Remaining": "0",
                                              "X-RateLimit-Reset": str(int(time.time()) + 20)}))
     assert 18 <= reset <= 21
+    # A reset in the current second still means "wait": the window turns at that second's end.
+    now_second = _response(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()))})
+    assert 0 < client._wait_for(now_second) <= 1.0
     assert client._wait_for(_response(403, {})) is None  # a plain 403 is a refusal, not a rate limit
     assert client._wait_for(_response(200, {"Retry-After": "5"})) is None
 
