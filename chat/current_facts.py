@@ -80,7 +80,12 @@ _DATE_FORMS: list[tuple[str, re.Pattern[str]]] = [
 # Words just before the date that move the instant asked about from the end of the period (the value a reader of
 # that period's records last saw): "before" / "prior to" ask for the value just before it began; "start of",
 # "beginning of", "early" for the value it began with; "mid" for its middle.
-_BEFORE = re.compile(r"\b(?:before|prior to)\s+(?:the\s+)?$", re.IGNORECASE)
+# "Before" may also name an event dated by the date: "before the revision in October 2025", "prior to the cut on
+# 2025-10-10". The event's own instant is not known here, so the answer is the value just before its period began
+# (and says so: "Before October 2025, …"); the end of October would be the value *after* the event. Up to four
+# words, within one clause.
+_BEFORE = re.compile(r"\b(?:before|prior to)\s+(?:the\s+)?"
+                     r"(?:[\w'’-]+(?:\s+[\w'’-]+){0,3}\s+(?:in|on|of|during|at)\s+)?$", re.IGNORECASE)
 _START = re.compile(r"\b(?:(?:the\s+)?(?:start|beginning)\s+of|early)\s+(?:the\s+)?$", re.IGNORECASE)
 _MIDDLE = re.compile(r"\b(?:mid(?:-|\s+)|(?:the\s+)?middle\s+of\s+)(?:the\s+)?$", re.IGNORECASE)
 

@@ -178,8 +178,15 @@ def test_only_state_questions_touch_the_database(world, django_assert_num_querie
     ("Who was it in mid-2025?", datetime(2025, 7, 2, 12, tzinfo=UTC)),
     ("Who was it in mid March 2025?", datetime(2025, 3, 16, 12, tzinfo=UTC)),
     ("Who was it in late 2025?", datetime(2025, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
-    ("Who was it before the reorganisation in October 2025?", datetime(2025, 10, 31, 23, 59, 59, 999999,
-                                                                        tzinfo=UTC)),  # "before" must touch the date
+    # "before" an event the date dates: the value just before that period began (the event's instant is unknown)
+    ("Who was it before the reorganisation in October 2025?", datetime(2025, 9, 30, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("What was the budget prior to the cut on 2025-10-10?", datetime(2025, 10, 9, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("Who was it before Marcus Lee took over in September 2025?", datetime(2025, 8, 31, 23, 59, 59, 999999,
+                                                                            tzinfo=UTC)),
+    # ... but not across a clause, nor from further away than a short phrase
+    ("Who was it before that, in October 2025?", datetime(2025, 10, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+    ("Was it before the long and winding strategic reorganisation in 2025?", datetime(2025, 12, 31, 23, 59, 59,
+                                                                                       999999, tzinfo=UTC)),
 ])
 def test_asked_time(question, at):
     assert asked_time(question, now=NOW).at == at
