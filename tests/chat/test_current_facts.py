@@ -11,7 +11,8 @@ import pytest
 from django.db.backends.postgresql.psycopg_any import DateTimeTZRange
 
 from chat.bench.current_facts import QUESTIONS, current_fact_first, lead_sentence, state_questions
-from chat.current_facts import FACTS_INSTRUCTION, asked_predicates, asked_time, current_facts
+from chat.current_facts import FACTS_INSTRUCTION, current_facts
+from chat.state_questions import asked_predicates, asked_time, led_unit_roles
 from findings.models import Claim
 from findings.writer import claims_write
 from knowledge.services import document_acl_set
@@ -273,3 +274,36 @@ def test_bench_figure_fails_the_superseded_lead_and_the_question_set_is_complete
         assert (asked.at.date().isoformat() if asked.named else None) == q["as_of"], q["question"]
     assert all(q["current"] for q in questions)
     assert json.loads(QUESTIONS.read_text())["about"]
+
+
+@pytest.mark.parametrize(("question", "role"), [
+    ("Who led Support in August 2025?", "head of support"),
+    ("Who runs Customer Success?", "head of customer success"),
+    ("Who leads the Support team now?", "head of support"),
+    ("Who is heading K2 Firmware?", "head of k2 firmware"),
+    ("who ran data and analytics before 2025-09-01?", "head of data and analytics"),
+])
+def test_a_question_about_who_leads_a_unit_reads_the_units_lead_roles(question, role):
+    assert role in led_unit_roles(question)
+    assert asked_predicates(question) == ["role"]
+
+
+@pytest.mark.parametrize("question", ["Who is Marcus Lee?", "Who leads 2025 planning?", "What does Support do?"])
+def test_other_questions_name_no_unit(question):
+    assert led_unit_roles(question) == []
+
+
+def test_who_led_a_unit_is_answered_by_its_lead_role_then_and_now(world, docs):  # noqa: F811
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    claims_write(tenant_id=world.acme.pk, label="1",
+                 facts=[fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15")])
+    _, c2 = docs.doc("b", "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair.")
+    claims_write(tenant_id=world.acme.pk, label="2",
+                 facts=[fact(c2, c2.text, "Marcus Lee", "role", "Head of Support", "2025-09-01")])
+    member = world.authority(world.member)
+    then = current_facts(member, "Who led Support in August 2025?", now=NOW)
+    assert then.lines[0].template.startswith("As of August 2025, Priya Nair was Head of Support"), then.lines
+    now = current_facts(member, "Who leads the Support team?", now=NOW)
+    assert now.lines[0].template.startswith("Marcus Lee is Head of Support since 2025-09-01"), now.lines
+    # another tenant's caller has no such role to read: the question is left to retrieval
+    assert current_facts(world.authority(world.outsider, world.globex), "Who leads the Support team?", now=NOW) is None
