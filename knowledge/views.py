@@ -74,7 +74,9 @@ def filters_parse(params) -> tuple[selectors.DocumentFilters, list[str]]:
     filters = selectors.DocumentFilters(
         text=text, source_id=source_id, kind=kind, format=fmt,
         updated_from=datetime.combine(day_from, time.min, tzinfo=UTC) if day_from else None,
-        updated_before=datetime.combine(day_to + timedelta(days=1), time.min, tzinfo=UTC) if day_to else None,
+        # The last representable day has no next day: it bounds nothing.
+        updated_before=(datetime.combine(day_to + timedelta(days=1), time.min, tzinfo=UTC)
+                        if day_to and day_to < date.max else None),
     )
     return filters, errors
 
