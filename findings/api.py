@@ -43,7 +43,13 @@ def _instant(raw: str) -> datetime | None:
     if value is None:
         day = parse_date(raw)
         value = datetime.combine(day, time.min) if day else None
-    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+    value = value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+    if value is not None:
+        try:  # an offset can carry the first or last day past what a datetime holds (9999-12-31T23:00-12:00)
+            value.astimezone(UTC)
+        except OverflowError:
+            return None
+    return value
 
 
 def instant_parse(raw: str | None, name: str) -> datetime | None:
