@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.utils.encoders import JSONEncoder
 
 from chat.answering import answer_events
@@ -27,7 +28,7 @@ from findings.graph.linking import entities_named
 from findings.graph.neighbourhood import entity_neighbourhood, neighbourhood_payload
 from findings.selectors import claims_list, readable_evidence
 from groundwork.authority import Authority
-from groundwork.parsers import BIGINT_MAX, BIGINT_MIN
+from groundwork.parsers import BIGINT_MAX, BIGINT_MIN, json_check
 from knowledge.links import document_viewer_url
 from knowledge.retrieval.api import SearchInput, SearchOutput, search_filters
 from knowledge.retrieval.lookup import ground_search
@@ -82,6 +83,12 @@ def arguments_check(serializer_class: type[serializers.Serializer], arguments: d
     data = serializer_class(data=arguments)
     if not data.is_valid():
         raise ToolInputError(errors_text(data.errors))
+    # Then what the REST API's JSON parser refuses before any view (NUL characters, integers beyond bigint, deep
+    # nesting): the serializers do not check every value (filters.source_ids, filters.metadata).
+    try:
+        json_check(arguments, max_depth=settings.API_MAX_JSON_DEPTH)
+    except ParseError as exc:
+        raise ToolInputError(str(exc.detail)) from exc
     return data.validated_data
 
 

@@ -1,0 +1,39 @@
+"""MCP tool arguments are held to what the REST API's JSON parser refuses before any view — NUL characters and
+integers beyond bigint anywhere, nested filters included: a tool error naming the problem, not a search that
+fails in the database and reports retrieval as unavailable."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from groundwork.services import api_key_issue_delegated
+
+
+def _call(key: str, name: str, arguments: dict) -> dict:
+    client = Client(headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    response = client.post("/mcp", json.dumps(body), content_type="application/json")
+    assert response.status_code == 200, response.content
+    return response.json()["result"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"query": "laptop", "filters": {"source_ids": [2**64]}}, "JSON integer out of range"),
+    ({"query": "laptop", "filters": {"document_ids": [-(2**64)]}}, "JSON integer out of range"),
+    ({"query": "laptop", "filters": {"metadata": {"team\x00": "x"}}}, "may not contain NUL"),
+    ({"query": "laptop", "filters": {"metadata": {"team": ["a\x00b"]}}}, "may not contain NUL"),
+])
+def test_out_of_range_and_nul_values_are_a_tool_input_error(world, corpus, arguments, message, caplog):
+    key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="mcp-values").raw_key
+    result = _call(key, "kb_search", arguments)
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("invalid arguments for kb_search: ") and message in text, text
+    assert "unavailable" not in text
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    # the same search without the bad value still answers
+    assert _call(key, "kb_search", {"query": "laptop"})["isError"] is False
