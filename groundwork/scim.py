@@ -114,7 +114,10 @@ def scim_import(*, tenant: Tenant, raw: bytes | str, provider: str, prune: bool 
     report = ScimReport(skipped=skipped)
     listed = set()
     for group in groups:
-        key = provider_group_key(provider, group.name)
+        try:
+            key = provider_group_key(provider, group.name)
+        except ValidationError as exc:  # e.g. a NUL character, or provider and name too long together
+            raise ScimInvalid(f"group {group.name[:100]!r}: {' '.join(exc.messages)}") from exc
         listed.add(key)
         members = [principal_ensure(tenant=tenant, kind=Principal.Kind.EMAIL, raw=e) for e in group.emails]
         added, removed = provider_group_members_set(tenant=tenant, key=key, members=members)

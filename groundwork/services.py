@@ -23,6 +23,17 @@ _PROVIDER = re.compile(r"^[a-z0-9_.-]+$")
 
 def principal_normalise(*, kind: str, raw: str) -> str:
     """The canonical key for an identity of `kind`. Raises ValidationError with a clear message."""
+    key = _principal_key(kind=kind, raw=raw)
+    # What the key column cannot hold is refused here, by name, rather than failing in the database.
+    if "\x00" in key:
+        raise ValidationError(f"a {kind} principal may not contain a NUL character")
+    limit = Principal._meta.get_field("key").max_length
+    if len(key) > limit:
+        raise ValidationError(f"a {kind} principal is at most {limit} characters (got {len(key)})")
+    return key
+
+
+def _principal_key(*, kind: str, raw: str) -> str:
     value = (raw or "").strip()
     if not value:
         raise ValidationError(f"a {kind} principal needs a non-empty value")
