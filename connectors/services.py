@@ -23,8 +23,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
+from rest_framework.exceptions import ParseError
 
 from groundwork.authority import Authority
+from groundwork.parsers import json_check
 from groundwork.services import principal_parse
 from groundwork.task_queue import enqueue, enqueue_on_commit
 from knowledge.models import Source
@@ -61,6 +63,10 @@ def _require_admin(authority: Authority, source: Source) -> None:
         raise PermissionDenied("only a tenant admin may configure connectors and start syncs")
 
 
+# What file systems take (Linux: NAME_MAX 255 bytes, PATH_MAX 4096 bytes); a longer path fails every sync run.
+_PATH_MAX, _PATH_PART_MAX_BYTES = 1024, 255
+
+
 def _path_clean(raw: dict) -> str:
     path = raw.get("path")
     if not isinstance(path, str) or not path.strip():
@@ -68,6 +74,9 @@ def _path_clean(raw: dict) -> str:
     parts = PurePosixPath(path.strip().replace("\\", "/")).parts
     if path.strip().startswith(("/", "\\")) or ".." in parts or (len(path) > 1 and path[1] == ":"):
         raise ValidationError("settings.path must be relative to the tenant's import folder, without \"..\"")
+    if len(path.strip()) > _PATH_MAX or any(len(part.encode()) > _PATH_PART_MAX_BYTES for part in parts):
+        raise ValidationError(f"settings.path is too long: at most {_PATH_MAX} characters, and "
+                              f"{_PATH_PART_MAX_BYTES} bytes per folder or file name")
     return path.strip()
 
 
@@ -144,6 +153,10 @@ def connector_settings_clean(kind: str, raw) -> dict:
         raise ValidationError(f"unknown connector kind {kind!r}; use one of {', '.join(Connector.Kind.values)}")
     if not isinstance(raw, dict):
         raise ValidationError("settings must be an object such as {\"path\": \"exports/slack\"}")
+    try:  # what a JSON column cannot hold (NUL characters, integers beyond bigint): the API's parser refuses it too
+        json_check(raw, max_depth=settings.API_MAX_JSON_DEPTH)
+    except ParseError as exc:
+        raise ValidationError(f"settings: {exc.detail}") from exc
     if kind == Connector.Kind.SLACK_API:
         return _slack_api_clean(raw)
     cleaned = _live_clean(kind, raw) if kind in LIVE_KINDS else {"path": _path_clean(raw)}

@@ -40,7 +40,7 @@ def _extra_settings(raw: str) -> dict:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser's stack
         raise ValidationError("More settings must be a JSON object, e.g. {\"base_url\": \"https://…\"}") from None
     if not isinstance(value, dict):
         raise ValidationError("More settings must be a JSON object, e.g. {\"base_url\": \"https://…\"}")

@@ -26,6 +26,19 @@ logger = logging.getLogger(__name__)
 
 
 
+def _name_clean(name: str) -> str:
+    """A source name as stored, or a ValidationError saying what the column cannot hold."""
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError("a source needs a name")
+    if "\x00" in name:
+        raise ValidationError("a source name may not contain a NUL character")
+    limit = Source._meta.get_field("name").max_length
+    if len(name) > limit:
+        raise ValidationError(f"a source name is at most {limit} characters (got {len(name)})")
+    return name
+
+
 def source_create(*, authority: Authority, kind: str, name: str, base_url: str = "",
                   default_visibility: str = Visibility.WORKSPACE, default_acl: Sequence[str] = (),
                   members_may_upload: bool = False) -> Source:
@@ -34,9 +47,7 @@ def source_create(*, authority: Authority, kind: str, name: str, base_url: str =
         raise ValidationError(f"unknown source kind {kind!r}; use one of {', '.join(Source.Kind.values)}")
     if default_visibility not in Visibility.values:
         raise ValidationError("default_visibility must be 'workspace' or 'restricted'")
-    name = (name or "").strip()
-    if not name:
-        raise ValidationError("a source needs a name")
+    name = _name_clean(name)
     if Source.objects.filter(tenant_id=authority.tenant_id, name=name).exists():
         raise ValidationError(f"a source named {name!r} exists already")
     specs = [principal_parse(entry) for entry in default_acl]
@@ -62,9 +73,7 @@ def source_update(*, authority: Authority, source: Source, default_visibility: s
     if "kind" in changed and source.kind not in Source.Kind.values:
         raise ValidationError(f"unknown source kind {source.kind!r}")
     if "name" in changed:
-        source.name = (source.name or "").strip()
-        if not source.name:
-            raise ValidationError("a source needs a name")
+        source.name = _name_clean(source.name)
         if Source.objects.filter(tenant_id=source.tenant_id, name=source.name).exclude(pk=source.pk).exists():
             raise ValidationError(f"a source named {source.name!r} exists already")
     if default_visibility is not None:
