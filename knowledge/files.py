@@ -112,7 +112,7 @@ def file_parse(name: str, data: bytes) -> list[ParsedFile]:
         item.body = _clean(item.body)
         if not item.body.strip():
             raise FileRefused("no text in the file")
-        item.title = " ".join((item.title or "").split())[:500] or _stem(name)
+        item.title = " ".join(_clean(item.title or "").split())[:500] or _stem(name)
         item.metadata = {"file_name": name.rsplit("/", 1)[-1], "file_type": kind, **item.metadata}
     return parsed
 

@@ -129,6 +129,14 @@ class DocumentInput:
         if not all(isinstance(s, Sequence) and len(s) == 3 and isinstance(s[0], int) and isinstance(s[1], int)
                    and isinstance(s[2], str) for s in segments):
             raise refuse("segments must be (start, end, label) triples")
+        # Postgres text and jsonb cannot hold NUL: refused here by field, for every path (files, connectors,
+        # the import command) rather than failing in the database.
+        for key, value in (("external_id", external_id), ("title", title), ("text", body),
+                           ("record_url", record.get("record_url")), ("author", author)):
+            if isinstance(value, str) and "\x00" in value:
+                raise refuse(f"{key} contains a NUL character")
+        if metadata and _holds_nul(metadata):
+            raise refuse("metadata contains a NUL character")
         own_access = visibility is not None or acl is not None
         return cls(
             external_id=external_id, title=title, body=body, format=fmt,
@@ -139,6 +147,22 @@ class DocumentInput:
             acl=tuple(acl or ()) if own_access else None,
             segments=tuple((int(a), int(b), str(label)) for a, b, label in segments),
         )
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a JSON-like value holds a NUL character in any key or string (iterative: no recursion limit)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 @dataclass(frozen=True)
