@@ -214,6 +214,7 @@ AXES_VERBOSE = False
 # Reverse proxies in front of the app (0: none, REMOTE_ADDR is the client). See groundwork/throttling.py.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
 AXES_CLIENT_IP_CALLABLE = "groundwork.throttling.client_ip"
+AXES_USERNAME_CALLABLE = "groundwork.throttling.client_username"  # cut to the 255 characters axes stores
 
 # --- E-mail (password reset): console in development, SMTP in production --------------------------------
 EMAIL_BACKEND = env_str(

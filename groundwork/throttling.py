@@ -25,6 +25,22 @@ def client_ip(request: HttpRequest) -> str | None:
     return hops[-proxies]
 
 
+# django-axes stores the username a sign-in tried in a 255-character column (AccessAttempt and AccessFailureLog);
+# a longer one failed the insert with a DataError, a 500 for anyone posting the sign-in form (jazzband/django-axes
+# #1381). No account's username is that long (150), so the cut merges no real user's attempts.
+AXES_USERNAME_MAX = 255
+
+
+def client_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
+    """The username failures are counted against (AXES_USERNAME_CALLABLE): axes' own choice, cut to its column."""
+    field = getattr(settings, "AXES_USERNAME_FORM_FIELD", "username")
+    if credentials:
+        username = credentials.get(field)
+    else:
+        username = getattr(request, "data", request.POST).get(field)
+    return username[:AXES_USERNAME_MAX] if isinstance(username, str) else username
+
+
 def lockout_response(request: HttpRequest, original_response=None, credentials: dict | None = None) -> HttpResponse:
     """The branded page for a locked-out username + address (django-axes' AXES_LOCKOUT_CALLABLE)."""
     from axes.helpers import get_client_username, get_cool_off
