@@ -102,6 +102,13 @@ def chunk_location(start: int, end: int, segments: Sequence[tuple[int, int, str]
 
 
 
+def _expiry_check(item: DocumentInput, created: datetime) -> None:
+    """The table's check (expires_at > created_at) as a refusal naming the record, not an IntegrityError."""
+    if item.expires_at is not None and item.expires_at <= created:
+        raise ValidationError(f"record {item.external_id!r}: expires_at ({item.expires_at.isoformat()}) must "
+                              f"be after the document's created_at ({created.isoformat()})")
+
+
 def documents_ingest(*, authority: Authority, source: Source, items: Sequence[DocumentInput],
                      member_upload: bool = False) -> list[IngestResult]:
     """Create, replace or leave unchanged a batch of documents of one source, in one short transaction.
@@ -165,11 +172,8 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
                 "expires_at": item.expires_at, "acl_inherited": inherits,
             }
             current = existing.get(item.external_id)
-            # The table's check (expires_at > created_at) as a refusal naming the record, not an IntegrityError.
             created = current.created_at if current is not None else (item.created_at or now)
-            if item.expires_at is not None and item.expires_at <= created:
-                raise ValidationError(f"record {item.external_id!r}: expires_at ({item.expires_at.isoformat()}) must "
-                                      f"be after the document's created_at ({created.isoformat()})")
+            _expiry_check(item, created)
             if current is None:
                 doc = Document(tenant_id=source.tenant_id, source=source, external_id=item.external_id,
                                text=p.text, content_hash=p.content_hash, created_at=created,

@@ -131,12 +131,10 @@ class DocumentInput:
             raise refuse("segments must be (start, end, label) triples")
         # Postgres text and jsonb cannot hold NUL: refused here by field, for every path (files, connectors,
         # the import command) rather than failing in the database.
-        for key, value in (("external_id", external_id), ("title", title), ("text", body),
-                           ("record_url", record.get("record_url")), ("author", author)):
-            if isinstance(value, str) and "\x00" in value:
-                raise refuse(f"{key} contains a NUL character")
-        if metadata and _holds_nul(metadata):
-            raise refuse("metadata contains a NUL character")
+        nul = _nul_field({"external_id": external_id, "title": title, "text": body,
+                          "record_url": record.get("record_url"), "author": author, "metadata": metadata})
+        if nul:
+            raise refuse(f"{nul} contains a NUL character")
         own_access = visibility is not None or acl is not None
         return cls(
             external_id=external_id, title=title, body=body, format=fmt,
@@ -147,6 +145,11 @@ class DocumentInput:
             acl=tuple(acl or ()) if own_access else None,
             segments=tuple((int(a), int(b), str(label)) for a, b, label in segments),
         )
+
+
+def _nul_field(fields: Mapping[str, Any]) -> str | None:
+    """The first of these fields that holds a NUL character, or None."""
+    return next((name for name, value in fields.items() if value and _holds_nul(value)), None)
 
 
 def _holds_nul(value: Any) -> bool:
