@@ -7,7 +7,9 @@ right of X-Forwarded-For. Entries further left are written by the client and are
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import re
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -22,7 +24,22 @@ def client_ip(request: HttpRequest) -> str | None:
     hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
     if len(hops) < proxies:  # the request skipped a proxy we expect: fall back to what we can see
         return remote
-    return hops[-proxies]
+    # Only an address is counted: axes stores it in an inet column, where anything else failed the sign-in with a
+    # 500 (a request that reached the app around its proxies can put any text there). Some proxies add the port.
+    return _address(hops[-proxies]) or remote
+
+
+def _address(hop: str) -> str | None:
+    """The IP address of one X-Forwarded-For entry ("203.0.113.9", "203.0.113.9:4711", "[2001:db8::1]:443"),
+    None when it is none."""
+    with_port = _WITH_PORT.match(hop)
+    try:
+        return str(ipaddress.ip_address((with_port.group(1) or with_port.group(2)) if with_port else hop))
+    except ValueError:
+        return None
+
+
+_WITH_PORT = re.compile(r"^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):\d{1,5}$")
 
 
 # django-axes stores the username a sign-in tried in a 255-character column (AccessAttempt and AccessFailureLog);

@@ -202,3 +202,15 @@ def test_the_throttled_address_trusts_only_our_own_proxies(settings):
     assert client_ip(request) == "203.0.113.9"  # "6.6.6.6" was written by the client: ignored
     settings.TRUSTED_PROXY_COUNT = 3
     assert client_ip(request) == "10.0.0.2"
+    settings.TRUSTED_PROXY_COUNT = 1
+    for hop, seen in (("203.0.113.9:4711", "203.0.113.9"), ("[2001:db8::1]:443", "2001:db8::1"),
+                      ("2001:db8::1", "2001:db8::1"), ("not-an-address", "10.0.0.2"), ("1.2.3.4:x", "10.0.0.2")):
+        request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=hop)
+        assert client_ip(request) == seen, hop
+
+
+def test_a_forwarded_entry_that_is_no_address_is_a_failed_sign_in_not_a_500(client, settings, world):
+    settings.TRUSTED_PROXY_COUNT = 1
+    response = client.post("/accounts/login/", {"username": "member", "password": "wrong"},
+                           HTTP_X_FORWARDED_FOR="<script>")
+    assert response.status_code == 200 and b"Please enter a correct" in response.content
