@@ -53,7 +53,7 @@ def findings_list(request, authority: Authority):
         "tenant_slug": tenant_slug, "page": page, "params": request.GET, "error": error,
         "filter_query": keep.urlencode(),
         "predicates": RelationType.objects.values_list("name", flat=True),
-    })
+    }, status=400 if error else 200)  # the page still shows, with the message, as the documents page does
 
 
 @tenant_page()
@@ -90,4 +90,5 @@ def entity_graph(request, authority: Authority, entity_id: int):
     # The diagram is drawn from the same payload as the list below it, so it cannot show more than the list.
     return render(request, "findings/graph.html", {"tenant_slug": authority.tenant_slug, "graph": graph,
                                                    "diagram": diagram_layout(graph),
-                                                   "as_of": request.GET.get("as_of", ""), "error": error})
+                                                   "as_of": request.GET.get("as_of", ""), "error": error},
+                  status=400 if error else 200)

@@ -40,7 +40,7 @@ def base_url_check(url) -> str:
     """An API base address a connector may call: https, or http only where CONNECTORS_API_ALLOW_HTTP (local
     fakes, development). Raises ConnectorError."""
     if not isinstance(url, str) or not url.strip():
-        raise ConnectorError("the connector needs a base_url")
+        raise ConnectorError("base_url is required: the API's https:// address")
     parts = urlsplit(url.strip())
     allowed = ("https", "http") if settings.CONNECTORS_API_ALLOW_HTTP else ("https",)
     if parts.scheme not in allowed or not parts.netloc or parts.username or parts.password:

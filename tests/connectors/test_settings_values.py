@@ -59,3 +59,11 @@ def test_a_source_renamed_past_the_limit_keeps_its_name(world):
         source_update(authority=world.authority(world.admin), source=source, name="n" * 201)
     source.refresh_from_db()
     assert source.name == "Wiki"
+
+
+def test_a_live_connector_without_a_base_url_is_told_which_setting_is_missing():
+    from connectors.services import connector_settings_clean
+
+    with pytest.raises(ValidationError) as refused:
+        connector_settings_clean("github_api", {"repo": 123})
+    assert refused.value.messages == ["settings.base_url is required: the API's https:// address"]
