@@ -215,6 +215,7 @@ AXES_VERBOSE = False
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
 AXES_CLIENT_IP_CALLABLE = "groundwork.throttling.client_ip"
 AXES_USERNAME_CALLABLE = "groundwork.throttling.client_username"  # cut to the 255 characters axes stores
+AXES_USERNAME_FORM_FIELD = "username"  # axes' default, declared: client_username reads it
 
 # --- E-mail (password reset): console in development, SMTP in production --------------------------------
 EMAIL_BACKEND = env_str(

@@ -50,7 +50,7 @@ AXES_USERNAME_MAX = 255
 
 def client_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
     """The username failures are counted against (AXES_USERNAME_CALLABLE): axes' own choice, cut to its column."""
-    field = getattr(settings, "AXES_USERNAME_FORM_FIELD", "username")
+    field = settings.AXES_USERNAME_FORM_FIELD
     if credentials:
         username = credentials.get(field)
     else:
