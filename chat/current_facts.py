@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.db.models import F, Q, Value
+from django.db.models import F, Func, Q, TextField, Value
 from django.db.models.functions import Lower
 
 from chat.context import neutralise
@@ -161,6 +161,52 @@ def _named_entities(authority: Authority, question: str) -> tuple[dict[int, str]
     return {pk: name for _, _, pk, name in kept}, {pk: name for _, _, pk, name in spans}
 
 
+def _asked_about(authority: Authority, question: str,
+                 predicates: list[str]) -> tuple[dict[int, str], dict[int, Claim]]:
+    """The entities the question asks about and their claims of these predicates, from the first reading that
+    finds any: the names as written (longest first; for "who leads X", also the role X's lead holds); the names
+    inside a longer one ("the Northgate pilot" names a pilot entity with no fleet size, "Northgate" has one); the
+    names without their period qualifier ("What is the R&D budget?" asks about "FY2026 R&D")."""
+    entities, every = _named_entities(authority, question)
+    if "role" in predicates:
+        # "Who led Support in August 2025?": the role the unit's lead holds ("Head of Support"), asked for by what
+        # is held, like "Who was Head of Support …".
+        roles = _unit_roles(authority, led_unit_roles(question))
+        entities, every = {**entities, **roles}, {**every, **roles}
+    readings: list[Callable[[], dict[int, str]]] = [lambda: entities, lambda: every,
+                                                    lambda: _unqualified_entities(authority, question)]
+    tried: set[frozenset[int]] = set()
+    for reading in readings:
+        found = reading()
+        if not found or frozenset(found) in tried:
+            continue
+        tried.add(frozenset(found))
+        claims = _state_claims(authority, predicates, found)
+        if claims:
+            return found, claims
+    return {}, {}
+
+
+# A period qualifier in front of a name ("FY2026 R&D", "2025 Roadmap", "Q3 2025 Plan"), which a question may leave
+# out: the asked time then picks the value (Postgres regular expression, on the casefolded name).
+_QUALIFIER = r"^(?:(?:fy|q[1-4]|h[12])\s*'?\d{2,4}|\d{4})(?:\s+\d{4})?\s+"
+
+
+# The bare name must stand where the qualifier would: after a determiner or at the start, so "the security review"
+# does not read as "Q3 2025 Review" ("the R&D budget", "our Roadmap", "current R&D budget" do read as theirs).
+_UNQUALIFIED_LEAD = r"(?:^|\b(?:the|our|its|their|this|that|current|latest|present|of|for|about|is|was|what's)\s)"
+
+
+def _unqualified_entities(authority: Authority, question: str) -> dict[int, str]:
+    """Entities whose name, without its period qualifier, the question contains as whole words."""
+    text = " ".join(question.casefold().replace("’", "'").split())
+    bare = Func(Lower(F("name")), Value(_QUALIFIER), Value(""), function="regexp_replace", output_field=TextField())
+    rows = (entities_list(authority, history=True).annotate(bare=bare, q=Value(text))
+            .exclude(bare=Lower(F("name"))).filter(q__contains=F("bare")).values_list("pk", "name", "bare"))
+    return {pk: name for pk, name, stripped in rows if len(stripped) >= 2 and re.search(
+        _UNQUALIFIED_LEAD + re.escape(stripped) + r"(?!\w)", text)}
+
+
 def _unit_roles(authority: Authority, names: list[str]) -> dict[int, str]:
     """Entities a visible claim is about named exactly (casefolded) one of these role names."""
     if not names:
@@ -199,23 +245,10 @@ def current_facts(authority: Authority, question: str, *, now: datetime | None =
     predicates = asked_predicates(question)
     if not predicates:
         return None
-    entities, every = _named_entities(authority, question)
-    if "role" in predicates:
-        # "Who led Support in August 2025?": the role the unit's lead holds ("Head of Support"), asked for by what
-        # is held, like "Who was Head of Support …".
-        roles = _unit_roles(authority, led_unit_roles(question))
-        entities, every = {**entities, **roles}, {**every, **roles}
-    if not entities:
-        return None
-    asked = asked_time(question, now=now)
-    claims = _state_claims(authority, predicates, entities)
-    if not claims and every.keys() != entities.keys():
-        # The longer name holds no such state ("the Northgate pilot" names a pilot entity with no fleet size):
-        # a name inside it may ("Northgate").
-        entities = every
-        claims = _state_claims(authority, predicates, entities)
+    entities, claims = _asked_about(authority, question, predicates)
     if not claims:
         return None
+    asked = asked_time(question, now=now)
     by_subject = [c for c in claims.values() if c.subject_id in entities]
     # The question names the holder ("Marcus Lee's role") or, failing that, what is held ("the Head of Support").
     chosen = by_subject or [c for c in claims.values() if c.object_entity_id in entities]

@@ -307,3 +307,23 @@ def test_who_led_a_unit_is_answered_by_its_lead_role_then_and_now(world, docs): 
     assert now.lines[0].template.startswith("Marcus Lee is Head of Support since 2025-09-01"), now.lines
     # another tenant's caller has no such role to read: the question is left to retrieval
     assert current_facts(world.authority(world.outsider, world.globex), "Who leads the Support team?", now=NOW) is None
+
+
+def test_a_name_asked_without_its_period_qualifier_is_found(world, docs, django_assert_max_num_queries):  # noqa: F811
+    _budget(world, docs)
+    member = world.authority(world.member)
+    for question in ("What is the R&D budget?", "What is the R&D budget for FY2026?"):
+        facts = current_facts(member, question, now=NOW)
+        assert facts is not None, question
+        assert facts.lines[0].template.startswith("The FY2026 R&D budget is $2.1M since 2025-10-10"), question
+    # the bare name stands where the qualifier would, not after another word: "the security review" is not
+    # "Q3 2025 Review"
+    _, c = docs.doc("review", "On 2025-07-01 the Q3 2025 Review moved to stage approved.")
+    claims_write(tenant_id=world.acme.pk, label="3", facts=[
+        fact(c, c.text, "Q3 2025 Review", "status", "approved", "2025-07-01", subject_kind="project",
+             object_kind=None)])
+    assert current_facts(member, "What is the status of the review?", now=NOW) is not None
+    assert current_facts(member, "What is the status of the security review?", now=NOW) is None
+    # a question naming no entity costs the lookup of the names and of the unqualified names, then stops
+    with django_assert_max_num_queries(2):
+        assert current_facts(member, "What is the marketing budget?", now=NOW) is None
