@@ -316,6 +316,9 @@ SPECTACULAR_SETTINGS = {
     # (contentMediaType / contentSchema), and nullable fields are plain `type: [..., "null"]`.
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and docs are public and the same for everyone: resolving the caller's tenant there refused
+    # (401) signed-in people in several tenants or in none (operators), whom the user menu sends here.
+    "SERVE_AUTHENTICATION": [],
     "COMPONENT_SPLIT_REQUEST": True,
     # Served from drf-spectacular-sidecar's static files: the docs need no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

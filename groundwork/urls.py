@@ -5,10 +5,10 @@ from importlib import import_module
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from .oidc import oidc_callback, oidc_start
-from .views import healthz
+from .views import SwaggerView, healthz
 
 api_patterns: list = []
 page_patterns: list = []
@@ -24,7 +24,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     # Sign-in, sign-out (POST), password change and reset, with our templates in templates/registration/.
     # OpenID Connect sign-in (404 unless configured: groundwork/oidc.py).

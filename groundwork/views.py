@@ -1,12 +1,14 @@
-"""Unauthenticated endpoints: /healthz only. It reports component status and never tenant data."""
+"""Unauthenticated endpoints: /healthz, which reports component status and never tenant data, and the Swagger UI
+page."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+from drf_spectacular.views import SpectacularSwaggerView
 
 from .hooks import health_checks
 
@@ -48,3 +50,13 @@ def healthz(request):
     if not components["database"]["ok"]:
         response["Retry-After"] = str(settings.DATABASE_RETRY_AFTER)
     return response
+
+
+class SwaggerView(SpectacularSwaggerView):
+    """Swagger UI. OPTIONS answers with the allowed methods alone: DRF's metadata response went through the
+    page's HTML template, which cannot render it (a 500)."""
+
+    def options(self, request, *args, **kwargs):
+        response = HttpResponse()
+        response["Allow"] = ", ".join(self.allowed_methods)
+        return response

@@ -48,3 +48,26 @@ def test_every_operation_has_its_own_summary_and_description(client):
         by_description.setdefault(operation["description"], set()).add(endpoint)
     shared = {d[:60]: sorted(e) for d, e in by_description.items() if len(e) > 1}
     assert not shared, f"operations share a description: {shared}"
+
+
+@pytest.mark.parametrize("url", ["/api/docs/", "/api/redoc/", "/api/schema/"])
+def test_docs_open_to_every_signed_in_person(client, world, url):
+    # The user menu links every signed-in person here: someone in several tenants, a platform operator (in
+    # none) and a member alike, not only those an API call could resolve to one tenant (was 401 for the first two).
+    from django.contrib.auth import get_user_model
+
+    from groundwork.services import membership_set
+
+    membership_set(user=world.member, tenant=world.globex, role="member")
+    operator = get_user_model().objects.create_superuser("operator", "op@example.test", None)
+    for person in (world.member, operator, world.analyst):
+        client.force_login(person)
+        assert client.get(url).status_code == 200, person.username
+
+
+@pytest.mark.parametrize("url", ["/api/docs/", "/api/redoc/"])
+def test_docs_pages_answer_options(client, url):
+    # OPTIONS on Swagger UI rendered DRF's metadata through the page template and failed with a 500.
+    response = client.options(url)
+    assert response.status_code == 200
+    assert "GET" in response["Allow"]
