@@ -2,14 +2,14 @@
 set (settings.OIDC_ENABLED).
 
 Who may sign in, and into which tenant, is decided here and nowhere else: the e-mail's domain must be in
-OIDC_TENANT_DOMAINS (`domain=tenant-slug`), and the IdP must not say the address is unverified. A matching user
-is found by e-mail (never a platform operator: they sign in with their password); otherwise one is created with
-no usable password. At every sign-in the user's membership of the rule's tenant is ensured, and their
-memberships of that tenant's `<OIDC_PROVIDER_KEY>:<group>` provider groups are set to the `OIDC_GROUPS_CLAIM`
-claim exactly (live membership: a group removed at the IdP is left at the next sign-in; a claim the IdP does not
-send at all leaves them as they are). Groups are only ever created in the rule's tenant, so a claim cannot
-reach another tenant's groups. The role is `member` unless OIDC_ADMIN_GROUPS / OIDC_ANALYST_GROUPS are set, in
-which case the IdP manages it at every sign-in.
+OIDC_TENANT_DOMAINS (`domain=tenant-slug`), and the IdP must not say the address is unverified. A matching user is
+found by e-mail among the members of the rule's tenant (never a platform operator: they sign in with their
+password); otherwise one is created with no usable password. At every sign-in the user's membership of the rule's
+tenant is ensured, and their memberships of that tenant's `<OIDC_PROVIDER_KEY>:<group>` provider groups are set to
+the `OIDC_GROUPS_CLAIM` claim exactly (live membership: a group removed at the IdP is left at the next sign-in; a
+claim the IdP does not send at all leaves them as they are). Groups are only ever created in the rule's tenant, so
+a claim cannot reach another tenant's groups. The role is `member` unless OIDC_ADMIN_GROUPS / OIDC_ANALYST_GROUPS
+are set, in which case the IdP manages it at every sign-in.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousOperation, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
@@ -127,7 +128,12 @@ class GroundworkOIDCBackend(OIDCAuthenticationBackend):
         users = self.UserModel.objects.filter(email__iexact=claims["email"].strip())
         if users.filter(is_superuser=True).exists():
             raise SuspiciousOperation("a platform operator signs in with a password, not through the IdP")
-        return users
+        # Only an account the rule's tenant already holds is this person: any other tenant's admin may have made
+        # one with this address and a password they know, which the sign-in would hand this tenant's membership.
+        # A deactivated account of no tenant still matches, so that update_user refuses it.
+        tenant = _rule_tenant(claims["email"])
+        held = Q(memberships__tenant=tenant) if tenant else Q(pk__in=[])
+        return users.filter(held | Q(is_active=False, memberships=None)).distinct()
 
     @transaction.atomic  # a sign-in refused after this point leaves no account behind
     def create_user(self, claims):

@@ -183,3 +183,23 @@ def test_existing_member_is_matched_by_email(world, idp, settings):
     assert provider_groups(world.analyst, world.acme) == {"oidc:finance"}
     principal_ensure(tenant=world.acme, kind="group", raw="leadership")  # plain groups untouched
     assert GroupMembership.objects.filter(group=world.groups["leadership"], member__key=str(world.analyst.pk)).exists()
+
+
+def test_another_tenants_admin_cannot_plant_an_account_for_an_address(world, idp):
+    # globex's admin adds a member with acme's employee's address and a password they know. Matching by e-mail
+    # alone logged that employee's first SSO sign-in into the planted account and gave it acme's membership,
+    # so the planting admin could sign in with their password and read acme as them.
+    admin_site = Client()
+    admin_site.force_login(world.outsider)
+    response = admin_site.post("/admin/auth/user/add/", {
+        "username": "planted", "email": "victim@acme.test", "usable_password": "true",
+        "password1": "Known-to-globex-1", "password2": "Known-to-globex-1",
+        "tenant": world.globex.pk, "role": "member"})
+    assert response.status_code == 302
+    planted = get_user_model().objects.get(username="planted")
+    client, response = sign_in(idp, "victim@acme.test")
+    assert response.status_code == 302
+    assert int(client.session[SESSION_KEY]) != planted.pk
+    assert not Membership.objects.filter(user=planted, tenant=world.acme).exists()
+    victim = get_user_model().objects.get(pk=client.session[SESSION_KEY])
+    assert list(Membership.objects.filter(user=victim).values_list("tenant__slug", flat=True)) == ["acme"]
