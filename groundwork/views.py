@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularSwaggerView
 
 from .hooks import health_checks
@@ -37,7 +37,7 @@ def _broker() -> dict:
 
 
 @never_cache
-@require_GET
+@require_safe  # GET and HEAD: monitors and load balancers probe with either
 def healthz(request):
     components = {"database": _database(), "broker": _broker()}
     for name, check in health_checks().items():

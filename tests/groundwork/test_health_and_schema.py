@@ -27,3 +27,12 @@ def test_openapi_schema_and_docs_are_served(client):
     schema = client.get("/api/schema/")
     assert schema.status_code == 200 and b"/api/v1/me" in schema.content
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_healthz_answers_head_like_get(client, monkeypatch):
+    # Uptime monitors and load balancers probe with HEAD; it answered 405, which reads as "down".
+    assert client.head("/healthz").status_code == 200
+    from groundwork import hooks
+
+    monkeypatch.setitem(hooks._health_checks, "broken", lambda: {"ok": False, "why": "test"})
+    assert client.head("/healthz").status_code == 503
