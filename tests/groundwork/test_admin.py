@@ -37,3 +37,13 @@ def test_delegated_key_without_owner_is_a_form_error(staff_client, world):
     })
     assert response.status_code == 200 and b"needs an owner" in response.content
     assert not ApiKey.objects.filter(name="x").exists()
+
+
+@pytest.mark.parametrize("url", ["/admin/platform/apikey/?kind=a%00b", "/admin/platform/apikey/?name__icontains=%00",
+                                 "/admin/platform/principal/?kind__exact=%00", "/admin/findings/reviewitem/?state=%00"])
+def test_changelist_lookup_with_a_nul_is_refused_like_any_bad_lookup(staff_client, url):
+    # Postgres text cannot hold NUL: the list's query failed with a DataError (a 500). Django's answer to a lookup
+    # it cannot run is the list without it (?e=1).
+    response = staff_client.get(url)
+    assert response.status_code == 302 and response["Location"].endswith("?e=1")
+    assert staff_client.get(response["Location"]).status_code == 200
