@@ -263,3 +263,20 @@ def test_another_tenants_admin_can_neither_see_nor_change_a_schedule(world, bare
     with pytest.raises(NoReverseMatch):
         reverse("admin:django_celery_beat_periodictask_changelist")
     assert page.get("/admin/django_celery_beat/periodictask/").status_code == 404
+
+
+@pytest.mark.parametrize("minutes", ["0", "525601"])
+def test_admin_form_names_an_interval_out_of_range(world, bare_source, minutes):
+    # The service refused it after the form had passed it, and the admin turned that into a 403 "You are not
+    # allowed to do that" page for the tenant's own admin; it is a form error on the field now.
+    connector = _put(world.client(world.admin), bare_source, kind="slack_export", settings=SETTINGS,
+                     content_interval_minutes=60)
+    page = Client()
+    page.force_login(world.admin)
+    response = page.post(reverse("admin:connectors_connector_change", args=[connector.pk]), {
+        "kind": "slack_export", "settings": json.dumps(SETTINGS), "content_interval_minutes": minutes,
+        "permissions_interval_minutes": "", "enabled": "on", "credentials": ""})
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["content_interval_minutes"]
+    connector.refresh_from_db()
+    assert connector.content_interval_minutes == 60 and _rows(connector)["content"].interval.every == 60
