@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from groundwork.admin_scoping import TenantRecordAdmin, TenantScopedAdmin, admin_authority
 
 from .models import Connector, SyncRun
-from .services import _interval, connector_configure, connector_delete, connector_settings_clean
+from .services import connector_configure, connector_delete, connector_settings_clean, interval_clean
 
 
 class ConnectorForm(forms.ModelForm):
@@ -37,7 +37,7 @@ class ConnectorForm(forms.ModelForm):
         # The service's bounds, checked here so a bad interval is a form error, not save_model's 403.
         for name in ("content_interval_minutes", "permissions_interval_minutes"):
             try:
-                _interval(name, cleaned.get(name))
+                interval_clean(name, cleaned.get(name))
             except ValidationError as exc:
                 self.add_error(name, exc)
         return cleaned

@@ -185,7 +185,8 @@ def _slack_api_clean(raw: dict) -> dict:
     return {**_workspace_url(raw), "incremental": incremental, "thread_lookback_days": lookback}
 
 
-def _interval(name: str, value) -> int | None:
+def interval_clean(name: str, value) -> int | None:
+    """A schedule interval in minutes (None: not scheduled), or a ValidationError naming the setting."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 525_600:
@@ -216,9 +217,9 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
                 raise ValidationError("credentials must be an object")
             connector.credentials_encrypted = credentials_encrypt(credentials or {})
         if content_interval_minutes is not KEEP:
-            connector.content_interval_minutes = _interval("content_interval_minutes", content_interval_minutes)
+            connector.content_interval_minutes = interval_clean("content_interval_minutes", content_interval_minutes)
         if permissions_interval_minutes is not KEEP:
-            connector.permissions_interval_minutes = _interval("permissions_interval_minutes",
+            connector.permissions_interval_minutes = interval_clean("permissions_interval_minutes",
                                                                permissions_interval_minutes)
         if enabled is not KEEP:
             connector.enabled = bool(enabled)
