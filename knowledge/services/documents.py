@@ -322,6 +322,14 @@ def _document_record(document: Document) -> dict[str, Any]:
     }
 
 
+def _readers_check(visibility: str, acl: Sequence[str]) -> None:
+    """An edit that would leave a document restricted to nobody is refused, as the admin form refuses it: no caller
+    could read it afterwards, the editor included, and only a platform operator could undo it. (A connector's
+    permission sync may still mirror a source that grants nobody: it goes through the ingest and access paths.)"""
+    if visibility == Visibility.RESTRICTED and not acl:
+        raise ValidationError("a restricted document needs at least one reader in acl, or nobody can read it")
+
+
 def document_update(*, authority: Authority, document: Document, title: str = KEEP, body: str = KEEP,
                     format: str = KEEP, record_url: str = KEEP, metadata: dict = KEEP,
                     expires_at: datetime | None = KEEP, visibility: str = KEEP,
@@ -350,17 +358,16 @@ def document_update(*, authority: Authority, document: Document, title: str = KE
             raise ValidationError("the document no longer exists")
         current_acl = [f"{p.kind}:{p.key}" for p in current.acl_principals.order_by("kind", "key")]
         access_given = visibility is not KEEP or acl is not KEEP
+        new_access = {"visibility": current.visibility if visibility is KEEP else visibility,
+                      "acl": current_acl if acl is KEEP else acl}
+        if access_given:
+            _readers_check(**new_access)
         if not content:
             if not access_given:
                 return None
-            document_acl_set(authority=authority, document=current,
-                             visibility=current.visibility if visibility is KEEP else visibility,
-                             acl=current_acl if acl is KEEP else acl)
+            document_acl_set(authority=authority, document=current, **new_access)
             return None
-        access: dict[str, Any] = {}
-        if access_given or not current.acl_inherited:
-            access = {"visibility": current.visibility if visibility is KEEP else visibility,
-                      "acl": current_acl if acl is KEEP else acl}
+        access: dict[str, Any] = new_access if access_given or not current.acl_inherited else {}
         item = DocumentInput.from_record({**_document_record(current), **content, **access})
         return document_ingest(authority=authority, source=current.source, item=item)
 

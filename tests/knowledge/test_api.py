@@ -132,6 +132,22 @@ def test_patch_acl_and_delete(world, corpus):
     assert not Document.objects.filter(pk=corpus.acme_public.pk).exists()
 
 
+@pytest.mark.parametrize("patch", [{"visibility": "restricted", "acl": []}, {"acl": []},
+                                   {"visibility": "restricted", "acl": [], "title": "Renamed"}])
+def test_an_edit_that_would_leave_a_document_readable_by_nobody_is_refused(world, corpus, patch):
+    admin = world.client(world.admin)
+    restricted = admin.patch(f"/api/v1/documents/{corpus.acme_public.pk}",
+                             {"visibility": "restricted", "acl": ["group:hr"]}, format="json")
+    assert restricted.status_code == 200
+    refused = admin.patch(f"/api/v1/documents/{corpus.acme_public.pk}", patch, format="json")
+    assert refused.status_code == 400 and "at least one reader" in refused.json()["detail"]
+    after = admin.get(f"/api/v1/documents/{corpus.acme_public.pk}").json()  # still the admin's to read and edit
+    assert (after["visibility"], after["acl"], after["title"]) == ("restricted", ["group:hr"], "Laptop policy")
+    opened = admin.patch(f"/api/v1/documents/{corpus.acme_public.pk}", {"visibility": "workspace", "acl": []},
+                         format="json")
+    assert opened.status_code == 200 and opened.json()["visibility"] == "workspace"
+
+
 def test_sources_crud_and_bulk_import(world, corpus):
     admin = world.client(world.admin)
     created = admin.post("/api/v1/sources", {"kind": "tickets", "name": "Tickets"}, format="json")
