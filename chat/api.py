@@ -9,6 +9,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
@@ -25,7 +26,13 @@ from chat.selectors import (
     gap_events_by_frequency,
     message_access,
 )
-from chat.services import AccessRequestRefused, access_request_create, conversation_start, evidence_from_citation
+from chat.services import (
+    AccessRequestRefused,
+    ConversationGone,
+    access_request_create,
+    conversation_start,
+    evidence_from_citation,
+)
 from chat.streaming import sse_comment, sse_event
 from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import role_required
@@ -125,8 +132,11 @@ def message_payload(authority, message, *, withdrawn: bool) -> dict:
 
 def _sse(events: Iterator[AnswerEvent]) -> Iterator[bytes]:
     yield sse_comment("answer stream")  # headers and a first byte out at once, before retrieval runs
-    for event in events:
-        yield sse_event(event.name, event.data)
+    try:
+        for event in events:
+            yield sse_event(event.name, event.data)
+    except ConversationGone as gone:  # the status line is long gone: the stream ends with the refusal instead
+        yield sse_event("error", {"detail": str(gone)})
 
 
 class AnswerCreateApi(AuthorityAPIView):
@@ -149,8 +159,10 @@ class AnswerCreateApi(AuthorityAPIView):
         parameters=[OpenApiParameter("stream", bool, description="Stream as Server-Sent Events")],
         responses={(200, "application/json"): AnswerOutput,
                    (200, "text/event-stream"): OpenApiResponse(ANSWER_STREAM_EVENT, description=(
-                       "Server-Sent Events: `sources`, `token`…, `final` (data: JSON)")),
-                   404: OpenApiResponse(description="No such conversation, or one that is not the caller's")},
+                       "Server-Sent Events: `sources`, `token`…, `final` (data: JSON); `error` instead of `final` "
+                       "when the conversation was deleted meanwhile")),
+                   404: OpenApiResponse(description="No such conversation, or one that is not the caller's, or "
+                                                    "one deleted while the answer was written")},
     )
     def post(self, request, **kwargs):
         data = self.InputSerializer(data=request.data)
@@ -171,9 +183,12 @@ class AnswerCreateApi(AuthorityAPIView):
             response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
             return response
         final: dict = {}
-        for event in events:
-            if event.name == "final":
-                final = event.data
+        try:
+            for event in events:
+                if event.name == "final":
+                    final = event.data
+        except ConversationGone as gone:
+            raise NotFound(str(gone)) from gone
         return Response(final)
 
 

@@ -35,13 +35,22 @@ def conversation_start(authority: Authority, *, title: str) -> Conversation:
                                        title=title)
 
 
+class ConversationGone(Conversation.DoesNotExist):
+    """The conversation was deleted (by an operator, or with its user) while its answer was being written."""
+
+
 def answer_record(authority: Authority, *, conversation: Conversation, question: str, answer: str, outcome: str,
                   mode: str, corpus: str, citations: Sequence[dict], hint: dict | None, verify: bool,
                   lexical_only: bool = False, context_document_ids: Sequence[int] = ()) -> Message:
     """The question and its answer, atomically; the groundedness check is queued after commit.
-    `context_document_ids`: the records behind the history the model was shown (see `conversation_history`)."""
+    `context_document_ids`: the records behind the history the model was shown (see `conversation_history`).
+    Raises ConversationGone when the conversation no longer exists."""
     verification = {"status": "pending"} if verify else {"status": "not_applicable"}
     with transaction.atomic():
+        # Locked while its messages go in: a conversation deleted meanwhile failed the commit with a foreign-key
+        # violation (a 500, or a stream cut off with a traceback).
+        if not Conversation.objects.select_for_update().filter(pk=conversation.pk).exists():
+            raise ConversationGone("The conversation was deleted while this answer was written; it was not kept.")
         Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question,
                                principal_hash=authority.principal_hash)
         message = Message.objects.create(

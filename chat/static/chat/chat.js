@@ -265,6 +265,11 @@
           view.body.textContent = text;
         } else if (event.name === "sources") {
           view.container.dataset.sources = String(event.data.sources.length);
+        } else if (event.name === "error") {
+          // The stream ends with a refusal instead of its final event (the conversation was deleted meanwhile).
+          view.container.classList.remove("streaming");
+          view.container.removeAttribute("aria-busy");
+          view.body.textContent = event.data.detail;
         } else if (event.name === "final") {
           view.container.classList.remove("streaming");
           view.container.removeAttribute("aria-busy");
