@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django_celery_beat import admin as _celery_beat_admin  # noqa: F401 (registers the models unregistered below)
 from django_celery_beat.models import ClockedSchedule, CrontabSchedule, IntervalSchedule, PeriodicTask, SolarSchedule
 
@@ -199,6 +200,12 @@ class ApiKeyForm(forms.ModelForm):
                 user=owner, tenant=tenant
             ).exists():
                 self.add_error("owner", "The owner must be a member of the key's tenant.")
+            if kind == ApiKey.Kind.DELEGATED and cleaned.get("role") not in (None, Membership.Role.MEMBER):
+                self.add_error("role", "A delegated key acts with its owner's role in the tenant; leave Member.")
+        expires = cleaned.get("expires_at")
+        if expires is not None and expires <= timezone.now() and "expires_at" in self.changed_data:
+            self.add_error("expires_at", "That time has passed: the key would never work. Choose a later time, "
+                                         "or leave it empty for no expiry (revoke a key to stop it now).")
         return cleaned
 
 
@@ -206,7 +213,8 @@ class ApiKeyForm(forms.ModelForm):
 class ApiKeyAdmin(TenantScopedAdmin, admin.ModelAdmin):
     tenant_path = "tenant"
     form = ApiKeyForm
-    list_display = ("name", "prefix", "tenant", "kind", "owner", "role", "created_at", "last_used_at", "revoked_at")
+    list_display = ("name", "prefix", "tenant", "kind", "owner", "acts_with_role", "created_at", "last_used_at",
+                    "revoked_at")
     list_filter = ("kind", "tenant", "role")
     search_fields = ("name", "prefix", "owner__username", "owner__email")
     readonly_fields = ("prefix", "created_at", "last_used_at", "revoked_at", "service_principal_label")
@@ -223,6 +231,11 @@ class ApiKeyAdmin(TenantScopedAdmin, admin.ModelAdmin):
             return ()
         return ("tenant", "name", "kind", "owner", "service_principal_label", "role", "prefix", "created_at",
                 "last_used_at", "revoked_at")
+
+    @admin.display(description="role")
+    def acts_with_role(self, obj: ApiKey) -> str:
+        # A delegated key's stored role is unused: it acts with its owner's role (groundwork.selectors).
+        return "owner's role" if obj.kind == ApiKey.Kind.DELEGATED else obj.get_role_display()
 
     @admin.display(description="acts as")
     def service_principal_label(self, obj: ApiKey) -> str:

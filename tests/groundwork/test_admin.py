@@ -39,6 +39,25 @@ def test_delegated_key_without_owner_is_a_form_error(staff_client, world):
     assert not ApiKey.objects.filter(name="x").exists()
 
 
+@pytest.mark.parametrize(("fields", "field", "message"), [
+    ({"kind": "service", "role": "member", "owner": "", "expires_at_0": "2020-01-01", "expires_at_1": "00:00:00"},
+     "expires_at", b"That time has passed"),
+    ({"kind": "delegated", "role": "admin", "owner": "OWNER"}, "role", b"acts with its owner&#x27;s role"),
+])
+def test_a_key_that_would_never_work_or_not_as_shown_is_a_form_error(staff_client, world, fields, field, message):
+    fields = {k: (world.member.pk if v == "OWNER" else v) for k, v in fields.items()}
+    response = staff_client.post("/admin/platform/apikey/add/", {"tenant": world.acme.pk, "name": "odd", **fields})
+    assert response.status_code == 200 and message in response.content, response.content[:3000]
+    assert not ApiKey.objects.filter(name="odd").exists()
+
+
+def test_the_key_list_shows_a_delegated_keys_role_as_its_owners(staff_client, world):
+    from groundwork.services import api_key_issue_delegated
+
+    api_key_issue_delegated(tenant=world.acme, owner=world.admin, name="mine")
+    assert b"owner&#x27;s role" in staff_client.get("/admin/platform/apikey/?q=mine").content
+
+
 @pytest.mark.parametrize("url", ["/admin/platform/apikey/?kind=a%00b", "/admin/platform/apikey/?name__icontains=%00",
                                  "/admin/platform/principal/?kind__exact=%00", "/admin/findings/reviewitem/?state=%00"])
 def test_changelist_lookup_with_a_nul_is_refused_like_any_bad_lookup(staff_client, url):
