@@ -28,6 +28,7 @@ from .services import (
     membership_remove,
     membership_set,
     principal_normalise,
+    tenant_delete,
 )
 
 # django-celery-beat's admin (imported above, so it has registered before this removes it) is not offered, not
@@ -49,6 +50,28 @@ class TenantAdmin(PlatformOnlyAdmin, admin.ModelAdmin):
     search_fields = ("slug", "name")
     list_filter = ("is_platform",)
     readonly_fields = ("is_platform", "created_at")
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and obj.is_platform:  # every tenant reads the platform corpus
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs, request):
+        # Everything in a tenant goes with it, also what the admin never deletes one by one (claims and entities:
+        # their history is the audit trail), so those are listed but need no permission of their own.
+        to_delete, model_count, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return to_delete, model_count, set(), protected
+
+    def delete_model(self, request, obj):
+        tenant_delete(tenant=obj)
+
+    def delete_queryset(self, request, queryset):
+        skipped = queryset.filter(is_platform=True).count()
+        for tenant in queryset.filter(is_platform=False):
+            tenant_delete(tenant=tenant)
+        if skipped:
+            self.message_user(request, "The platform corpus was not deleted: every tenant reads it.",
+                              messages.WARNING)
 
 
 class PrincipalForm(forms.ModelForm):

@@ -165,6 +165,18 @@ def membership_remove(*, membership: Membership) -> None:
     user_staff_sync(user=user)
 
 
+def tenant_delete(*, tenant: Tenant) -> None:
+    """Delete a tenant and everything in it, in one transaction (the foreign keys cascade). The platform corpus
+    is refused: every tenant reads it. The users whose admin membership goes with it keep `is_staff` in step."""
+    if tenant.is_platform:
+        raise ValidationError("the platform corpus is not deleted: every tenant reads it")
+    with transaction.atomic():
+        users = list(get_user_model().objects.filter(memberships__tenant=tenant).distinct())
+        tenant.delete()
+        for user in users:
+            user_staff_sync(user=user)
+
+
 def user_staff_sync(*, user) -> bool:
     """Keep `is_staff` in step with the admin rule (groundwork.admin_scoping): a platform operator or the holder
     of an admin membership. The admin site decides by the membership itself; this keeps Django's own staff
