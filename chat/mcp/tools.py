@@ -73,13 +73,26 @@ def errors_text(errors: Any, path: str = "") -> str:
     return f"{path}: {errors}" if path and path != "non_field_errors" else str(errors)
 
 
+def unknown_names(serializer: serializers.Serializer, arguments: Any, path: str = "") -> list[tuple[str, str]]:
+    """(dotted unknown name, what its level takes) at every level of `arguments`, nested serializers included:
+    a misspelt `filters.source_idz` would otherwise be dropped by DRF and the search run unfiltered."""
+    if not isinstance(arguments, Mapping):
+        return []  # not an object: the serializer itself names the type error
+    allowed = serializer.fields
+    found = [(f"{path}{name}", ", ".join(allowed)) for name in sorted(set(arguments) - set(allowed))]
+    for name, field in allowed.items():
+        if isinstance(field, serializers.Serializer) and name in arguments:
+            found += unknown_names(field, arguments[name], f"{path}{name}.")
+    return found
+
+
 def arguments_check(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
     """`arguments` validated by the REST endpoint's serializer; unknown names are refused rather than ignored,
     so a misspelt filter cannot silently widen a query."""
-    allowed = serializer_class().fields
-    unknown = sorted(set(arguments) - set(allowed))
+    unknown = unknown_names(serializer_class(), arguments)
     if unknown:
-        raise ToolInputError(f"unknown argument(s): {', '.join(unknown)}; this tool takes {', '.join(allowed)}")
+        names = ", ".join(name for name, _ in unknown)
+        raise ToolInputError(f"unknown argument(s): {names}; this tool takes {unknown[0][1]}")
     data = serializer_class(data=arguments)
     if not data.is_valid():
         raise ToolInputError(errors_text(data.errors))

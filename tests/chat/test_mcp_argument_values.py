@@ -37,3 +37,15 @@ def test_out_of_range_and_nul_values_are_a_tool_input_error(world, corpus, argum
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     # the same search without the bad value still answers
     assert _call(key, "kb_search", {"query": "laptop"})["isError"] is False
+
+
+@pytest.mark.django_db
+def test_a_misspelt_nested_filter_is_refused_not_dropped(world, corpus):
+    # DRF drops unknown keys of a nested serializer: `source_idz` would run the search over every source.
+    key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="mcp-nested").raw_key
+    result = _call(key, "kb_search", {"query": "laptop", "filters": {"source_idz": [1], "metadata": {"any": 1}}})
+    assert result["isError"] is True, result
+    text = result["content"][0]["text"]
+    assert "unknown argument(s): filters.source_idz; this tool takes source_ids, document_ids" in text, text
+    # metadata's own keys are free-form: not names of the tool's arguments
+    assert _call(key, "kb_search", {"query": "laptop", "filters": {"metadata": {"any": 1}}})["isError"] is False
