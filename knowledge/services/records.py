@@ -5,6 +5,7 @@ upload, admin, the ingest command, the sample corpus, the benches), its errors, 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -13,7 +14,7 @@ from typing import Any, Literal
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from ..models import Visibility
+from ..models import Document, Visibility
 from ..parsing import FORMATS
 
 logger = logging.getLogger(__name__)
@@ -136,15 +137,34 @@ class DocumentInput:
         if nul:
             raise refuse(f"{nul} contains a NUL character")
         own_access = visibility is not None or acl is not None
+        record_url = text_field("record_url", record.get("record_url")).strip()
+        if problem := _record_url_problem(record_url):
+            raise refuse(problem)
         return cls(
             external_id=external_id, title=title, body=body, format=fmt,
-            record_url=text_field("record_url", record.get("record_url")), author=author or None,
+            record_url=record_url, author=author or None,
             created_at=when("created_at"), updated_at=when("updated_at"), observed_at=when("observed_at"),
             expires_at=when("expires_at"), metadata=dict(metadata or {}),
             visibility=(visibility or Visibility.WORKSPACE) if own_access else None,
             acl=tuple(acl or ()) if own_access else None,
             segments=tuple((int(a), int(b), str(label)) for a, b, label in segments),
         )
+
+
+# The schemes the API's URLField takes; the pages link only the http(s) ones (knowledge.rendering.external_url).
+_RECORD_URL = re.compile(r"(?:https?|ftps?)://[^\s/\\]", re.IGNORECASE)
+
+
+def _record_url_problem(url: str) -> str | None:
+    """What is wrong with a record's own URL, or None. Files and connectors reach ingest without the API's
+    URLField check: a `javascript:` URL would be stored and handed to API and MCP clients as the record's
+    link, and one over the column's length failed the whole file in the database ("DataError")."""
+    limit = Document._meta.get_field("record_url").max_length
+    if len(url) > limit:
+        return f"record_url is longer than {limit} characters"
+    if url and not _RECORD_URL.match(url):
+        return f"record_url must be an http, https or ftp URL, got {url[:40]!r}"
+    return None
 
 
 def _nul_field(fields: Mapping[str, Any]) -> str | None:

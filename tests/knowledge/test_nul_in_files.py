@@ -54,3 +54,28 @@ def test_from_record_refuses_a_nul_in_a_stored_field(field):
     record = {"external_id": "r", "title": "t", "text": "x", field: "a\x00b"}
     with pytest.raises(RecordInvalid, match=f"{field} contains a NUL character"):
         DocumentInput.from_record(record)
+
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("javascript:alert(document.domain)//https://x", "record_url must be an http, https or ftp URL"),
+    ("//attacker.example/x", "record_url must be an http, https or ftp URL"),
+    ("https://wiki.test/" + "a" * 2000, "record_url is longer than 2000 characters"),
+])
+def test_from_record_refuses_a_record_url_the_api_would_refuse(url, problem):
+    # Files and connectors skip the API's URLField: a script URL was stored and served as the record's link,
+    # and an overlong one failed the whole file in the database ("could not process the file (DataError)").
+    with pytest.raises(RecordInvalid, match=problem):
+        DocumentInput.from_record({"external_id": "r", "title": "t", "text": "x", "record_url": url})
+    assert DocumentInput.from_record({"external_id": "r", "text": "x", "record_url": " https://wiki.test/a "}
+                                     ).record_url == "https://wiki.test/a"
+
+
+def test_upload_refuses_a_json_record_with_a_bad_record_url_by_name(world, source, django_capture_on_commit_callbacks):
+    files = [("js.json", b'{"external_id": "j", "title": "t", "text": "x", "record_url": "javascript:alert(1)"}'),
+             ("long.json", b'{"external_id": "l", "title": "t", "text": "x", '
+                           b'"record_url": "https://w.test/' + b"a" * 2000 + b'"}')]
+    got = outcomes(post_files(world.client(world.admin), source.pk, files, django_capture_on_commit_callbacks))
+    assert got["js.json"] == ("refused", "record 1: record_url must be an http, https or ftp URL, "
+                                         "got 'javascript:alert(1)'")
+    assert got["long.json"] == ("refused", "record 1: record_url is longer than 2000 characters")
+    assert not Document.objects.filter(source=source).exists()
