@@ -138,8 +138,7 @@ class DocumentInput:
             raise refuse(f"{nul} contains a NUL character")
         own_access = visibility is not None or acl is not None
         record_url = text_field("record_url", record.get("record_url")).strip()
-        if problem := _record_url_problem(record_url):
-            raise refuse(problem)
+        _record_url_check(record_url, refuse)
         return cls(
             external_id=external_id, title=title, body=body, format=fmt,
             record_url=record_url, author=author or None,
@@ -153,6 +152,11 @@ class DocumentInput:
 
 # The schemes the API's URLField takes; the pages link only the http(s) ones (knowledge.rendering.external_url).
 _RECORD_URL = re.compile(r"(?:https?|ftps?)://[^\s/\\]", re.IGNORECASE)
+
+
+def _record_url_check(url: str, refuse) -> None:
+    if problem := _record_url_problem(url):
+        raise refuse(problem)
 
 
 def _record_url_problem(url: str) -> str | None:
