@@ -91,6 +91,14 @@ def _user(username: str):
     return get_user_model().objects.create_user(username=username, email=f"{username}@example.test", password=None)
 
 
+def operator_signed_in(client, user):
+    """`client` signed in as `user`, made a platform operator (an active superuser)."""
+    user.is_staff = user.is_superuser = True
+    user.save(update_fields=["is_staff", "is_superuser"])
+    client.force_login(user)
+    return client
+
+
 @pytest.fixture
 def world(db) -> World:
     acme = Tenant.objects.create(slug="acme", name="Acme Corp")

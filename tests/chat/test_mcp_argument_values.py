@@ -4,20 +4,10 @@ fails in the database and reports retrieval as unavailable."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from django.test import Client
 
 from groundwork.services import api_key_issue_delegated
-
-
-def _call(key: str, name: str, arguments: dict) -> dict:
-    client = Client(headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-    response = client.post("/mcp", json.dumps(body), content_type="application/json")
-    assert response.status_code == 200, response.content
-    return response.json()["result"]
+from tests.chat.test_mcp import rpc_call
 
 
 @pytest.mark.django_db
@@ -29,23 +19,23 @@ def _call(key: str, name: str, arguments: dict) -> dict:
 ])
 def test_out_of_range_and_nul_values_are_a_tool_input_error(world, corpus, arguments, message, caplog):
     key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="mcp-values").raw_key
-    result = _call(key, "kb_search", arguments)
+    result = rpc_call(key, "kb_search", arguments)
     assert result["isError"] is True
     text = result["content"][0]["text"]
     assert text.startswith("invalid arguments for kb_search: ") and message in text, text
     assert "unavailable" not in text
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     # the same search without the bad value still answers
-    assert _call(key, "kb_search", {"query": "laptop"})["isError"] is False
+    assert rpc_call(key, "kb_search", {"query": "laptop"})["isError"] is False
 
 
 @pytest.mark.django_db
 def test_a_misspelt_nested_filter_is_refused_not_dropped(world, corpus):
     # DRF drops unknown keys of a nested serializer: `source_idz` would run the search over every source.
     key = api_key_issue_delegated(tenant=world.acme, owner=world.member, name="mcp-nested").raw_key
-    result = _call(key, "kb_search", {"query": "laptop", "filters": {"source_idz": [1], "metadata": {"any": 1}}})
+    result = rpc_call(key, "kb_search", {"query": "laptop", "filters": {"source_idz": [1], "metadata": {"any": 1}}})
     assert result["isError"] is True, result
     text = result["content"][0]["text"]
     assert "unknown argument(s): filters.source_idz; this tool takes source_ids, document_ids" in text, text
     # metadata's own keys are free-form: not names of the tool's arguments
-    assert _call(key, "kb_search", {"query": "laptop", "filters": {"metadata": {"any": 1}}})["isError"] is False
+    assert rpc_call(key, "kb_search", {"query": "laptop", "filters": {"metadata": {"any": 1}}})["isError"] is False

@@ -3,16 +3,14 @@ import re
 import pytest
 
 from groundwork.models import ApiKey
+from tests.conftest import operator_signed_in
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def staff_client(client, world):
-    world.admin.is_staff = world.admin.is_superuser = True
-    world.admin.save(update_fields=["is_staff", "is_superuser"])
-    client.force_login(world.admin)
-    return client
+    return operator_signed_in(client, world.admin)
 
 
 @pytest.mark.parametrize("model", ["tenant", "principal", "groupmembership", "membership", "apikey", "apikeyuse"])

@@ -7,6 +7,7 @@ import pytest
 
 from findings.models import Claim, Entity
 from groundwork.models import Tenant
+from tests.conftest import operator_signed_in
 from tests.findings.conftest import relations  # noqa: F401
 from tests.findings.graph_seed import graph_seed
 
@@ -15,10 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def operator(client, world):
-    world.analyst.is_staff = world.analyst.is_superuser = True
-    world.analyst.save(update_fields=["is_staff", "is_superuser"])
-    client.force_login(world.analyst)
-    return client
+    return operator_signed_in(client, world.analyst)  # not world.admin: their staff status is under test
 
 
 def test_an_operator_deletes_a_tenant_with_its_findings(operator, world, relations):  # noqa: F811
