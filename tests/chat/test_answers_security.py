@@ -3,6 +3,7 @@ widened access — with the offline provider and with a model that "obeys" the p
 
 import re
 
+import markdown
 import pytest
 
 from tests.chat.conftest import CANARIES, ask_json, ask_stream, ingest
@@ -36,6 +37,14 @@ def _assert_harmless(html: str):
     assert all(h.startswith("#cite-S") or h.startswith("https://wiki.acme.test/") for h in hrefs), hrefs
 
 
+def _assert_text_harmless(events):
+    """The plain answer text too, as a client that renders it as Markdown (raw HTML passed through) shows it:
+    what was streamed and the final answer."""
+    streamed = "".join(data["text"] for name, data in events if name == "token")
+    for text in (streamed, events[-1][1]["answer"]):
+        _assert_harmless(markdown.markdown(text))
+
+
 QUESTIONS = [
     "How many steps does the vendor onboarding checklist have?",
     "What does the vendor status pixel board show?",
@@ -50,6 +59,7 @@ def test_hostile_documents_render_harmless_offline(world, corpus, no_cache, ques
     raw, events = ask_stream(world.client(world.member), question)
     final = events[-1][1]
     _assert_harmless(final["html"])
+    _assert_text_harmless(events)
     for canary in CANARIES:
         assert canary.encode() not in raw
     # the same answer read back later renders the same way
@@ -78,6 +88,8 @@ def test_a_model_that_obeys_the_injection_gains_nothing(world, corpus, no_cache,
     raw, events = ask_stream(world.client(world.member), QUESTIONS[0])
     final = events[-1][1]
     _assert_harmless(final["html"])
+    _assert_text_harmless(events)
+    assert final["answer"].startswith("Seven steps [S1].")
     for canary in CANARIES:
         assert canary.encode() not in raw
     assert all(c["document_id"] != corpus.acme_hr.pk for c in final["citations"])
