@@ -91,6 +91,8 @@ class GroundworkAutoSchema(AutoSchema):
         if self._has_path_parameters():
             refusals["404"] = ("No such object, or one the caller may not read (the same answer), or a "
                                "`/t/<tenant>/` the caller may not use.")
+        refusals["406"] = ("`?format=` names a format this operation does not offer, or `Accept` names no media type "
+                           "it offers; the body names the formats offered.")
         if has_body:
             refusals["413"] = "Request body too large (API_MAX_JSON_BYTES for JSON, the upload limits for files)."
         if self.view.get_throttles():

@@ -298,6 +298,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "groundwork.api.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "groundwork.negotiation.NamedFormatNegotiation",
     "DEFAULT_PARSER_CLASSES": ["groundwork.parsers.BoundedJSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
 }

@@ -72,3 +72,13 @@ def test_production_refuses_debug():
                           env=env, timeout=120)
     assert done.returncode != 0
     assert "DJANGO_DEBUG must be off when DJANGO_ENV=production" in done.stderr
+
+
+def test_an_api_format_the_view_does_not_offer_is_a_406_naming_the_offered_ones(world):
+    client = world.client(world.member)
+    response = client.get("/api/v1/documents?format=xml")
+    assert response.status_code == 406
+    assert response.json()["detail"] == "format 'xml' is not offered here; use one of: api, json."
+    assert client.get("/api/v1/documents?format=json").status_code == 200
+    schema = client.get("/api/schema/?format=xml")  # the schema offers yaml and json
+    assert schema.status_code == 406 and b"not offered here" in schema.content  # in its first format, YAML
