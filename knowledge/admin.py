@@ -25,6 +25,7 @@ from groundwork.admin_scoping import (
 )
 from groundwork.models import Principal
 
+from .admin_readable import document_hidden_note, document_readable, fieldsets_for, inlines_for
 from .models import AccessClass, Chunk, ConfigurationFault, Document, DocumentAcl, EmbeddingSpace, Source, SourceAcl
 from .parsing import ParseError
 from .services import (
@@ -308,7 +309,7 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
     inlines = [AclInline, ChunkInline]
     readonly_fields = ("tenant", "source", "external_id", "title", "record_url", "author_label", "format",
                        "inherits_source_access", "created_at", "updated_at", "observed_at", "expires_at", "ingested_at",
-                       "text", "metadata", "content_hash")
+                       "text", "metadata", "content_hash", "content_hidden")
     fieldsets = (
         (None, {"fields": ("tenant", "source", "external_id", "title", "record_url", "author_label", "format")}),
         ("Access", {"fields": ("visibility", "readers", "inherits_source_access")}),
@@ -325,6 +326,7 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
         return super().get_queryset(request).annotate(
             _chunks=Count("chunks", distinct=True),
             _embedded=Count("chunks", filter=Q(chunks__embedding_space__isnull=False), distinct=True),
+            _readable=document_readable(request),
         )
 
     @admin.display(description="chunks", ordering="_chunks")
@@ -343,16 +345,21 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
     def author_label(self, obj) -> str:
         return obj.author.label if obj.author_id else "—"
 
+    @admin.display(description="content")
+    def content_hidden(self, obj) -> str:
+        return document_hidden_note(obj)
+
     # -- add: the ingest service --------------------------------------------------------------------------
 
     def get_fieldsets(self, request, obj=None):
-        return self.add_fieldsets if obj is None else self.fieldsets
+        # A reader outside the document's ACL still sees and edits its access: only its content is hidden.
+        return self.add_fieldsets if obj is None else fieldsets_for(self.fieldsets, obj)
 
     def get_readonly_fields(self, request, obj=None):
         return () if obj is None else self.readonly_fields
 
     def get_inlines(self, request, obj):
-        return [] if obj is None else self.inlines
+        return [] if obj is None else inlines_for(self.inlines, obj, content_inlines=(ChunkInline,))
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
