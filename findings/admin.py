@@ -19,6 +19,7 @@ from groundwork.admin_scoping import (
 )
 from groundwork.models import Tenant
 
+from .admin_readable import ClaimContentAdmin, EvidenceQuoteInline, ReviewItemClaimsAdmin
 from .audit import REJECTION_REASONS, entity_key
 from .graph.resolution import entities_resolve, entity_alias_add, entity_merge, entity_unmerge
 from .models import (
@@ -313,21 +314,21 @@ def actor_label(actor: str) -> str:
     return actor
 
 
-class ClaimEvidenceInline(TenantScopedInline, admin.TabularInline):
+class ClaimEvidenceInline(EvidenceQuoteInline, TenantScopedInline, admin.TabularInline):
     model = ClaimEvidence
     tenant_path = "claim__tenant"
     extra = 0
-    fields = ("document", "chunk", "quote", "quote_start", "quote_end")
+    fields = ("document", "chunk", "quote_shown", "quote_start", "quote_end")
     readonly_fields = fields
     can_delete = False
 
 
 @admin.register(Claim)
-class ClaimAdmin(TenantScopedAdmin, admin.ModelAdmin):
+class ClaimAdmin(ClaimContentAdmin, TenantScopedAdmin, admin.ModelAdmin):
     # Read-only: claims change only through the writer (and the review services), which keep the bi-temporal
     # ranges consistent.
     tenant_path = "tenant"
-    list_display = ("statement", "predicate", "status", "valid_range", "recorded_range", "needs_review", "tenant")
+    list_display = ("statement_shown", "predicate", "status", "valid_range", "recorded_range", "needs_review", "tenant")
     list_filter = ("tenant", "status", "policy", "needs_review", "predicate")
     search_fields = ("statement",)
     list_select_related = ("predicate", "tenant")
@@ -355,16 +356,17 @@ class ClaimAdmin(TenantScopedAdmin, admin.ModelAdmin):
 
 
 @admin.register(ReviewItem)
-class ReviewItemAdmin(TenantScopedAdmin, admin.ModelAdmin):
+class ReviewItemAdmin(ReviewItemClaimsAdmin, TenantScopedAdmin, admin.ModelAdmin):
     """The review queue: claims added without a model verdict although they resemble a current claim. Approve
     keeps the claim; reject retracts it (findings.services)."""
 
     tenant_path = "tenant"
-    list_display = ("claim", "claim_valid", "similar_claim", "similarity_shown", "reason", "state", "tenant",
-                    "created_at")
+    list_display = ("claim_shown", "claim_valid", "similar_claim_shown", "similarity_shown", "reason", "state",
+                    "tenant", "created_at")
     list_filter = ("state", "tenant", "reason")
     list_select_related = ("claim", "similar_claim", "tenant")
-    readonly_fields = ("claim", "similar_claim", "similarity", "reason", "state", "tenant", "created_at")
+    fields = readonly_fields = ("claim_shown", "similar_claim_shown", "similarity", "reason", "state", "tenant",
+                                "created_at")
     actions = ["approve", "reject"]
 
     @admin.display(description="claim valid")
