@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
+from groundwork.admin_readable import content_readable
 from groundwork.admin_scoping import (
     SHARED_ROWS,
     TenantRecordAdmin,
@@ -19,7 +20,16 @@ from groundwork.admin_scoping import (
 )
 from groundwork.models import Tenant
 
-from .admin_readable import ClaimContentAdmin, EvidenceQuoteInline, ReviewItemClaimsAdmin
+from .admin_readable import (
+    AliasNamesInline,
+    ClaimContentAdmin,
+    EntityAliasNamesAdmin,
+    EntityMergeNamesAdmin,
+    EntityNamesAdmin,
+    EvidenceQuoteInline,
+    ReviewItemClaimsAdmin,
+    entity_label,
+)
 from .audit import REJECTION_REASONS, entity_key
 from .graph.resolution import entities_resolve, entity_alias_add, entity_merge, entity_unmerge
 from .models import (
@@ -110,7 +120,7 @@ class EntityMergeActionForm(ActionForm):
                            widget=forms.TextInput(attrs={"placeholder": "merge into (id or name)"}))
 
 
-class EntityAliasInline(TenantScopedInline, admin.TabularInline):
+class EntityAliasInline(AliasNamesInline, TenantScopedInline, admin.TabularInline):
     # Shown, not edited here: aliases are added through the entity-alias admin (the service), merges add theirs.
     model = EntityAlias
     fk_name = "entity"
@@ -135,14 +145,15 @@ def _refusal(exc: Exception) -> str:
 
 
 @admin.register(Entity)
-class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
+class EntityAdmin(EntityNamesAdmin, TenantScopedAdmin, admin.ModelAdmin):
     """Entities come from the writer; an admin only resolves them: "merge selected into…" (entity_merge, logged
     in the entity merges admin, where it is undone) and aliases (the entity-alias admin)."""
 
     tenant_path = "tenant"
-    list_display = ("name", "kind", "merged_into", "tenant", "created_at")
+    list_display = ("name_shown", "kind", "merged_into_shown", "tenant", "created_at")
     list_filter = ("tenant", "kind")
     search_fields = ("name", "key")
+    list_select_related = ("merged_into", "tenant")
     readonly_fields = ("name", "key", "kind", "merged_into", "tenant", "created_at", "neighbourhood")
     inlines = [EntityAliasInline]
     action_form = EntityMergeActionForm
@@ -168,7 +179,8 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
         value = (value or "").strip()
         if value.isdigit():
             return visible.filter(pk=int(value)).first()
-        matches = list(visible.filter(key=entity_key(value))[:2]) if value else []
+        # By name only among names this admin may read: a hidden entity's name is not to be confirmed by a merge.
+        matches = list(visible.filter(key=entity_key(value), _readable=True)[:2]) if value else []
         return matches[0] if len(matches) == 1 else None
 
     @admin.action(description="Merge selected into… (the entity named in “into”)", permissions=["change"])
@@ -187,9 +199,10 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
                              reason="admin")
                 done += 1
             except (ValidationError, PermissionDenied) as exc:
-                refused.append(f"{entity.name}: {_refusal(exc)}")
+                refused.append(f"{entity_label(entity, content_readable(entity))}: {_refusal(exc)}")
         if done:
-            self.message_user(request, f"Merged {done} entit{'y' if done == 1 else 'ies'} into {into.name}.",
+            into_label = entity_label(into, content_readable(into))
+            self.message_user(request, f"Merged {done} entit{'y' if done == 1 else 'ies'} into {into_label}.",
                               messages.SUCCESS)
         for line in refused:
             self.message_user(request, f"Merge refused for {line}", messages.ERROR)
@@ -210,9 +223,12 @@ class EntityAdmin(TenantScopedAdmin, admin.ModelAdmin):
         if not made:
             self.message_user(request, "Nothing to merge: no selected first name meets exactly one full name "
                               "starting with it in the same record.", messages.WARNING)
+        named = {log_entity.pk for log in made for log_entity in (log.merged, log.into)}
+        readable = dict(self.get_queryset(request).filter(pk__in=named).values_list("pk", "_readable"))
         for log in made:
-            self.message_user(request, f"Merged {log.merged.name} into {log.into.name} (undo it in the entity "
-                              "merges log).", messages.SUCCESS)
+            merged, into = (entity_label(e, readable.get(e.pk, False)) for e in (log.merged, log.into))
+            self.message_user(request, f"Merged {merged} into {into} (undo it in the entity merges log).",
+                              messages.SUCCESS)
 
 
 class EntityAliasForm(forms.ModelForm):
@@ -228,19 +244,19 @@ class EntityAliasForm(forms.ModelForm):
 
 
 @admin.register(EntityAlias)
-class EntityAliasAdmin(TenantScopedAdmin, admin.ModelAdmin):
+class EntityAliasAdmin(EntityAliasNamesAdmin, TenantScopedAdmin, admin.ModelAdmin):
     """Other names of an entity. Adding one goes through `entity_alias_add`; a merge's aliases come and go with
     the merge."""
 
     tenant_path = "tenant"
     form = EntityAliasForm
-    list_display = ("alias", "entity", "origin", "merge", "tenant", "created_at")
+    list_display = ("alias_shown", "entity_shown", "origin", "merge", "tenant", "created_at")
     list_filter = ("origin", "tenant")
     search_fields = ("alias", "entity__name")
     list_select_related = ("entity", "tenant")
 
     def get_readonly_fields(self, request, obj=None):
-        return ("entity", "alias", "origin", "merge", "tenant", "created_at") if obj else ()
+        return self.shown_fields if obj else ()
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
@@ -256,17 +272,19 @@ class EntityAliasAdmin(TenantScopedAdmin, admin.ModelAdmin):
 
 
 @admin.register(EntityMerge)
-class EntityMergeAdmin(TenantScopedAdmin, admin.ModelAdmin):
+class EntityMergeAdmin(EntityMergeNamesAdmin, TenantScopedAdmin, admin.ModelAdmin):
     """The merge log, read-only: who merged which entity into which, when, and whether it was undone. "Undo
     merge" calls `entity_unmerge` (the row stays, stamped)."""
 
     tenant_path = "tenant"
     tenant_admin_readonly = True
-    list_display = ("merged", "into", "reason", "merged_by", "created_at", "undone_at", "undone_by_shown", "tenant")
+    list_display = ("merged_shown", "into_shown", "reason", "merged_by", "created_at", "undone_at", "undone_by_shown",
+                    "tenant")
     list_filter = ("tenant", "reason")
     search_fields = ("merged__name", "into__name", "reason")
     list_select_related = ("merged", "into", "tenant")
-    readonly_fields = ("merged", "into", "reason", "actor", "created_at", "undone_at", "undone_by", "tenant")
+    fields = readonly_fields = ("merged_shown", "into_shown", "reason", "actor", "created_at", "undone_at", "undone_by",
+                                "tenant")
     actions = ["undo_merge"]
 
     @admin.display(description="merged by", ordering="actor")
@@ -298,7 +316,7 @@ class EntityMergeAdmin(TenantScopedAdmin, admin.ModelAdmin):
                 entity_unmerge(admin_authority(request, log.tenant), merge_id=log.pk)
                 done += 1
             except (ValidationError, PermissionDenied) as exc:
-                refused.append(f"{log.merged.name}: {_refusal(exc)}")
+                refused.append(f"{self.merged_shown(log)}: {_refusal(exc)}")
         if done:
             self.message_user(request, f"Undid {done} merge{'' if done == 1 else 's'}.", messages.SUCCESS)
         for line in refused:

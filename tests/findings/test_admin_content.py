@@ -101,3 +101,56 @@ def test_a_platform_operator_sees_what_the_tenant_admin_does_not(client, acme_ad
     page = operator.get(f"/admin/findings/claim/{hidden.pk}/change/").content.decode()
     assert f"The Payments Team uses {HIDDEN_WORD}." in page and "Hidden:" not in page
     assert _search(operator, HIDDEN_WORD) == [hidden]
+
+
+# --- entities: a name read only from records the admin cannot read is hidden like the claims ---------------------
+
+
+@pytest.fixture
+def adyen(world, claims):
+    """The entity only the restricted record names, with an alias, merged into Stripe (logged)."""
+    from findings.graph.resolution import entity_alias_add, entity_merge
+    from findings.models import Entity
+
+    entity, stripe = (Entity.objects.get(tenant=world.acme, name=name) for name in (HIDDEN_WORD, "Stripe"))
+    entity_alias_add(world.service(), entity_id=entity.pk, alias=f"{HIDDEN_WORD} N.V.")
+    entity_merge(world.service(), merged_id=entity.pk, into_id=stripe.pk)  # Stripe gets the alias "Adyen"
+    entity.refresh_from_db()
+    return entity
+
+
+def _entity_pages_hide(client, adyen) -> None:
+    from findings.models import EntityAlias
+
+    aliases = [f"/admin/findings/entityalias/{alias.pk}/change/" for alias in EntityAlias.objects.all()]
+    for url in ("/admin/findings/entity/", f"/admin/findings/entity/{adyen.pk}/change/",
+                f"/admin/findings/entity/{adyen.merged_into_id}/change/", *aliases,
+                f"/admin/findings/entity/{adyen.pk}/history/", "/admin/findings/entityalias/",
+                "/admin/findings/entityalias/add/", "/admin/findings/entitymerge/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert HIDDEN_WORD.lower() not in response.content.decode().lower(), url
+    assert f"Hidden entity #{adyen.pk}" in client.get("/admin/findings/entity/").content.decode()
+    for url in ("/admin/findings/entity/", "/admin/findings/entityalias/", "/admin/findings/entitymerge/"):
+        assert list(client.get(url, {"q": HIDDEN_WORD}).context["cl"].result_list) == [], url
+
+
+def test_an_entity_named_only_by_a_record_the_admin_cannot_read_shows_no_name(acme_admin, adyen):
+    _entity_pages_hide(acme_admin, adyen)
+    listing = acme_admin.get("/admin/findings/entity/").content.decode()
+    assert "Stripe" in listing and "Payments Team" in listing  # named by a readable record
+    # Merging into it by name does not confirm the name.
+    response = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "into": HIDDEN_WORD,
+                                                           "_selected_action": [adyen.pk]}, follow=True)
+    assert "Merge refused" in response.content.decode()
+
+
+def test_joining_the_group_or_an_operator_shows_the_entity_names(client, acme_admin, world, adyen):
+    _entity_pages_hide(acme_admin, adyen)
+    operator = operator_signed_in(client, world.outsider)
+    assert HIDDEN_WORD in operator.get(f"/admin/findings/entity/{adyen.pk}/change/").content.decode()
+    assert list(operator.get("/admin/findings/entity/", {"q": HIDDEN_WORD}).context["cl"].result_list) == [adyen]
+    group_member_add(group=world.groups["engineering"],
+                     member=principal_ensure(tenant=world.acme, kind="user", raw=str(world.admin.pk)))
+    for url in ("/admin/findings/entity/", "/admin/findings/entityalias/", "/admin/findings/entitymerge/"):
+        assert HIDDEN_WORD in acme_admin.get(url).content.decode(), url
