@@ -200,6 +200,9 @@ class EntityAdmin(EntityNamesAdmin, TenantScopedAdmin, admin.ModelAdmin):
                 done += 1
             except (ValidationError, PermissionDenied) as exc:
                 refused.append(f"{entity_label(entity, content_readable(entity))}: {_refusal(exc)}")
+        if not done and not refused:
+            self.message_user(request, "Nothing to merge: select the entities to merge into the one named in "
+                              "“into”, not only that one.", messages.WARNING)
         if done:
             into_label = entity_label(into, content_readable(into))
             self.message_user(request, f"Merged {done} entit{'y' if done == 1 else 'ies'} into {into_label}.",
@@ -403,15 +406,21 @@ class ReviewItemAdmin(ReviewItemClaimsAdmin, TenantScopedAdmin, admin.ModelAdmin
         return False
 
     def _settle(self, request, queryset, service, verb: str) -> None:
-        done = skipped = 0
+        done = 0
         tenants = {t.pk: t for t in Tenant.objects.filter(pk__in=queryset.values("tenant_id"))}
-        for item in queryset.filter(state=ReviewItem.State.PENDING).order_by("pk"):
+        pending = list(queryset.filter(state=ReviewItem.State.PENDING).order_by("pk"))
+        skipped = queryset.count() - len(pending)  # settled before: approve and reject act once
+        for item in pending:
             try:
                 service(authority=admin_authority(request, tenants[item.tenant_id]), review_item_id=item.pk)
                 done += 1
             except ReviewItemNotFound:
-                skipped += 1
-        note = f" ({skipped} already settled)" if skipped else ""
+                skipped += 1  # settled meanwhile
+        if not done:
+            self.message_user(request, "Nothing to settle: the selected items were already approved or rejected.",
+                              messages.WARNING)
+            return
+        note = f" ({skipped} already settled, left as they were)" if skipped else ""
         self.message_user(request, f"{verb} {done} claim{'' if done == 1 else 's'}{note}.", messages.SUCCESS)
 
     @admin.action(description="Approve: keep the selected claims", permissions=["change"])

@@ -82,6 +82,11 @@ class PrincipalForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         kind, key = cleaned.get("kind"), cleaned.get("key")
+        # The model's constraint (platform_principal_user_iff_kind_user) in words, before Django reports it by name.
+        if kind == Principal.Kind.USER and cleaned.get("user") is None:
+            self.add_error("user", "A user principal names its user: choose one.")
+        elif kind and kind != Principal.Kind.USER and cleaned.get("user") is not None:
+            self.add_error("user", "Only a user principal names a user: leave this empty for the other kinds.")
         if kind and key:
             try:
                 cleaned["key"] = principal_normalise(kind=kind, raw=key)

@@ -73,7 +73,9 @@ def test_review_reject_retracts_the_claim_keeping_its_valid_range(staff, world, 
     # Settling twice changes nothing and says so.
     response = staff.post("/admin/findings/reviewitem/", {"action": "reject", "_selected_action": [item.pk]},
                           follow=True)
-    assert "Rejected and retracted 0 claims" in response.content.decode()
+    page = response.content.decode()
+    assert "Nothing to settle: the selected items were already approved or rejected." in page  # a warning
+    assert "Rejected and retracted 0 claims" not in page
 
 
 def test_review_services_refuse_another_tenant_and_non_admins(world, docs, settings):
@@ -151,6 +153,9 @@ def test_merge_refusals_are_messages_never_errors(world, acme_admin):
     missing = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [c.pk],
                                                           "into": "nobody at all"}, follow=True)
     assert missing.status_code == 200 and "Merge refused" in missing.content.decode()
+    alone = acme_admin.post("/admin/findings/entity/", {"action": "merge_into", "_selected_action": [c.pk],
+                                                        "into": c.pk}, follow=True).content.decode()
+    assert "Nothing to merge: select the entities to merge into the one named in “into”, not only that one." in alone
     c.refresh_from_db()
     assert c.merged_into_id is None
 

@@ -64,3 +64,20 @@ def test_changelist_lookup_with_a_nul_is_refused_like_any_bad_lookup(staff_clien
     response = staff_client.get(url)
     assert response.status_code == 302 and response["Location"].endswith("?e=1")
     assert staff_client.get(response["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize(("kind", "key", "with_user", "message"), [
+    ("user", "someone", False, b"A user principal names its user: choose one."),
+    ("group", "ops", True, b"Only a user principal names a user: leave this empty for the other kinds."),
+])
+def test_a_principal_whose_kind_and_user_disagree_is_a_form_error_in_words(staff_client, world, kind, key, with_user,
+                                                                           message):
+    from groundwork.models import Principal
+
+    response = staff_client.post("/admin/platform/principal/add/", {
+        "tenant": world.acme.pk, "kind": kind, "key": key, "user": world.member.pk if with_user else "",
+        "display_name": "", "members-TOTAL_FORMS": "0", "members-INITIAL_FORMS": "0",
+    })
+    assert response.status_code == 200 and message in response.content, response.content[:3000]
+    assert b"platform_principal_user_iff_kind_user" not in response.content
+    assert not Principal.objects.filter(tenant=world.acme, key=key).exists()
