@@ -20,7 +20,8 @@ from django.utils import timezone
 from groundwork.authority import Authority
 
 from ..audit import entity_key
-from ..models import ClaimEvidence, Entity, EntityAlias, EntityMerge
+from ..models import Entity, EntityAlias, EntityMerge
+from ..selectors import readable_evidence
 
 
 class EntityMergeRefused(ValidationError):
@@ -114,7 +115,9 @@ def entities_resolve(authority: Authority, *, entity_ids: Collection[int] | None
     _require_admin(authority)
     entities = list(Entity.objects.filter(tenant_id=authority.tenant_id, merged_into__isnull=True))
     documents: dict[int, set[int]] = defaultdict(set)
-    rows = ClaimEvidence.objects.filter(claim__tenant_id=authority.tenant_id).values_list(
+    # Only records the caller reads: a merge is visible, and one drawn from a record hidden from them would tell
+    # them that record names both.
+    rows = readable_evidence(authority).filter(claim__tenant_id=authority.tenant_id).values_list(
         "document_id", "claim__subject_id", "claim__object_entity_id")
     for document_id, subject_id, object_id in rows:
         documents[document_id].update(x for x in (subject_id, object_id) if x)

@@ -185,6 +185,31 @@ def test_tenant_admin_merges_a_first_name_into_the_full_name_met_in_the_same_rec
     assert log.actor == f"user:{world.admin.pk}" and log.reason == "auto: same record"
 
 
+def test_merging_first_names_reads_only_records_the_admin_can_read(world, acme_admin, docs):
+    from findings.models import Entity
+    from groundwork.services import group_member_add, principal_ensure
+
+    # The only record naming both is restricted to engineering, which acme's admin is not in.
+    _, chunk = docs.doc("eng", "Priya Nair owns Billing. Priya reports to Ada Okafor.", visibility="restricted",
+                        acl=("group:engineering",))
+    claims_write(tenant_id=world.acme.pk, label="1", facts=[
+        fact(chunk, "Priya Nair owns Billing.", "Priya Nair", "owns", "Billing", "2025-01-01", object_kind="system"),
+        fact(chunk, "Priya reports to Ada Okafor.", "Priya", "reports_to", "Ada Okafor", "2025-01-01",
+             object_kind="person")])
+    priya = Entity.objects.get(tenant=world.acme, name="Priya")
+    merge = {"action": "merge_first_names", "_selected_action": [priya.pk]}
+    response = acme_admin.post("/admin/findings/entity/", merge, follow=True)
+    assert "Nothing to merge" in response.content.decode()
+    priya.refresh_from_db()
+    assert priya.merged_into_id is None
+    # Once the admin reads the record, the same action merges.
+    group_member_add(group=world.groups["engineering"],
+                     member=principal_ensure(tenant=world.acme, kind="user", raw=str(world.admin.pk)))
+    acme_admin.post("/admin/findings/entity/", merge)
+    priya.refresh_from_db()
+    assert priya.merged_into_id == Entity.objects.get(tenant=world.acme, name="Priya Nair").pk
+
+
 def test_tenant_admin_cannot_see_or_merge_globex_entities(world, acme_admin):
     from findings.models import EntityMerge
 
