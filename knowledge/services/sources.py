@@ -39,6 +39,16 @@ def _name_clean(name: str) -> str:
     return name
 
 
+def _defaults_check(visibility: str, acl_given: bool, readers: Sequence) -> None:
+    """Source defaults restricted to nobody are refused when a person sets them (API, Manage page, admin): every
+    document that inherits them could be read by nobody, the editor included, until a platform operator undid
+    it. A connector's permission sync may still mirror a source that grants nobody; it does not come here."""
+    if visibility == Visibility.RESTRICTED and not readers:
+        what = "default_acl" if acl_given else "default_acl (the source has no default readers now)"
+        raise ValidationError(f"restricted source defaults need at least one reader in {what}, or the documents "
+                              "that inherit them can be read by nobody")
+
+
 def source_create(*, authority: Authority, kind: str, name: str, base_url: str = "",
                   default_visibility: str = Visibility.WORKSPACE, default_acl: Sequence[str] = (),
                   members_may_upload: bool = False) -> Source:
@@ -51,6 +61,7 @@ def source_create(*, authority: Authority, kind: str, name: str, base_url: str =
     if Source.objects.filter(tenant_id=authority.tenant_id, name=name).exists():
         raise ValidationError(f"a source named {name!r} exists already")
     specs = [principal_parse(entry) for entry in default_acl]
+    _defaults_check(default_visibility, True, specs)
     with transaction.atomic():
         tenant = Tenant.objects.get(pk=authority.tenant_id)
         source = Source.objects.create(tenant=tenant, kind=kind, name=name, base_url=base_url,
@@ -97,6 +108,9 @@ def source_update(*, authority: Authority, source: Source, default_visibility: s
         acl_ids = before_ids
         if specs is not None:
             acl_ids = _principal_ids(tenant, specs, {})
+        if default_visibility is not None or specs is not None:
+            _defaults_check(source.default_visibility, specs is not None, acl_ids)
+        if specs is not None:
             SourceAcl.objects.filter(source=source).exclude(principal_id__in=acl_ids).delete()
             SourceAcl.objects.bulk_create([SourceAcl(source=source, principal_id=i) for i in acl_ids],
                                           ignore_conflicts=True)

@@ -104,6 +104,28 @@ def test_bad_default_acl_is_a_validation_error(world, drive):
         source_update(authority=world.authority(world.admin), source=drive, default_acl=["nonsense"])
 
 
+def test_restricted_defaults_with_nobody_to_read_are_refused_and_nothing_changes(world, drive):
+    doc = ingest(world, drive, external_id="a")
+    admin = world.client(world.admin)
+    emptied = admin.patch(f"/api/v1/sources/{drive.pk}", {"default_acl": []}, format="json")
+    assert emptied.status_code == 400
+    assert "restricted source defaults need at least one reader in default_acl" in emptied.json()["detail"]
+    drive.refresh_from_db()
+    assert list(drive.default_acl.all()) == [world.groups["engineering"]] and sees(world, world.member, doc)
+    created = admin.post("/api/v1/sources", {"kind": "upload", "name": "Locked", "default_visibility": "restricted",
+                                             "default_acl": []}, format="json")
+    assert created.status_code == 400 and not Source.objects.filter(name="Locked").exists()
+    # A source that grants nobody (as a sync may leave one) cannot be made restricted without naming readers.
+    open_source = source_create(authority=world.authority(world.admin), kind="drive", name="Open")
+    with pytest.raises(ValidationError, match="the source has no default readers now"):
+        source_update(authority=world.authority(world.admin), source=open_source, default_visibility="restricted")
+    assert Source.objects.get(pk=open_source.pk).default_visibility == "workspace"
+    # Other edits of such a source still work, and so does restricted with readers.
+    source_update(authority=world.authority(world.admin), source=open_source, name="Open drive")
+    source_update(authority=world.authority(world.admin), source=open_source, default_visibility="restricted",
+                  default_acl=["group:hr"])
+
+
 def test_sources_api_shows_defaults_to_admins_only_and_patch_reapplies(world, drive):
     doc = ingest(world, drive, external_id="a")
     admin, member = world.client(world.admin), world.client(world.member)
