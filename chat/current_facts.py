@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from django.db.models import F, Func, Q, TextField, Value
@@ -24,7 +24,15 @@ from django.db.models.functions import Lower
 
 from chat.context import neutralise
 from chat.evidence import Evidence, Labelled, evidence_from_chunk
-from chat.state_questions import AskedTime, asked_predicates, asked_time, led_unit_roles
+from chat.state_questions import (
+    AskedAnchor,
+    AskedTime,
+    anchored_time,
+    asked_anchor,
+    asked_predicates,
+    asked_time,
+    led_unit_roles,
+)
 from findings.models import Claim
 from findings.selectors import ClaimFilters, claims_list, entities_list, readable_evidence
 from groundwork.authority import Authority
@@ -241,22 +249,57 @@ def _standing(claim: Claim) -> bool:
 
 
 def current_facts(authority: Authority, question: str, *, now: datetime | None = None) -> StateFacts | None:
-    """The lead for a state question, or None when the question is not one or no visible claim answers it."""
-    predicates = asked_predicates(question)
-    if not predicates:
+    """The lead for a state question, or None when the question is not one or no visible claim answers it.
+
+    A value named where a date would stand ("Who headed Support before Marcus Lee?", "after Priya Nair") is read
+    in the history of the state that holds it: the lead is the value just before it (or after it), and says the
+    named one replaced it. When no state the rest of the question asks about holds that value, the question is
+    read as written."""
+    if not asked_predicates(question):
         return None
-    entities, claims = _asked_about(authority, question, predicates)
-    if not claims:
-        return None
-    asked = asked_time(question, now=now)
+    anchor = asked_anchor(question)
+    if anchor is not None:
+        facts = _state_facts(authority, anchor.rest, now=now, anchor=anchor)
+        if facts is not None:
+            return replace(facts, question=question)
+    return _state_facts(authority, question, now=now)
+
+
+def _slots(claims: Mapping[int, Claim], entities: Mapping[int, str]) -> tuple[bool, dict[tuple, list[Claim]]]:
+    """The states the question asks about, each with its claims (its history), and whether they are read by
+    holder (the question names the holder: "Marcus Lee's role") or, failing that, by what is held ("the Head of
+    Support", whose history is the holders it had)."""
     by_subject = [c for c in claims.values() if c.subject_id in entities]
-    # The question names the holder ("Marcus Lee's role") or, failing that, what is held ("the Head of Support").
     chosen = by_subject or [c for c in claims.values() if c.object_entity_id in entities]
     key: Callable[[Claim], tuple] = ((lambda c: (c.subject_id, c.predicate_id)) if by_subject
                                      else (lambda c: (c.object_entity_id, c.predicate_id)))
     groups: dict[tuple, list[Claim]] = {}
     for claim in chosen:
         groups.setdefault(key(claim), []).append(claim)
+    return bool(by_subject), groups
+
+
+def _state_facts(authority: Authority, question: str, *, now: datetime | None,
+                 anchor: AskedAnchor | None = None) -> StateFacts | None:
+    """The lead for `question` as it reads; with an `anchor`, `question` is the rest of it, and the instant is
+    the one the named value dates in the history of the state asked about (None when no such history holds it)."""
+    predicates = asked_predicates(question)
+    if not predicates:
+        return None
+    entities, claims = _asked_about(authority, question, predicates)
+    if not claims:
+        return None
+    by_subject, groups = _slots(claims, entities)
+    chosen = [c for members in groups.values() for c in members]
+    if anchor is None:
+        asked = asked_time(question, now=now)
+    else:
+        value_of: Callable[[Claim], str] = (lambda c: c.object_value) if by_subject else (lambda c: c.subject.name)
+        anchored = anchored_time(anchor, groups, value_of, now=now)
+        if anchored is None:
+            return None
+        asked, slot = anchored
+        groups = {slot: groups[slot]}
 
     # Neighbours in time (what a lead replaced, what replaced it) may sit outside the matched rows: a named
     # predecessor is another subject's claim. One more read, through the same access path.

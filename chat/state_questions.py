@@ -1,16 +1,24 @@
 """What a state question asks: which predicates (a closed word list) and at what instant (a date it names, and the
-words before that date). Read from the question's text alone; `chat.current_facts` looks the answer up in the
+words before that date; or a value it names after "before"/"after", dated by the history of the state that holds
+it). Read from the question's text — and, for a named value, from the claims `chat.current_facts` looked up in the
 findings.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, TypeVar
 
 import dateparser
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from findings.models import Claim
+
+State = TypeVar("State", bound=Hashable)
 
 # Predicate -> the words that make a question ask for it (casefolded, matched as whole words/phrases).
 # Closed on purpose: a state question is recognised by what it asks for, and a word list is easy to audit.
@@ -70,13 +78,14 @@ class AskedTime:
     2025" asks for the value March ended with, the one a reader of that month's records last saw."""
 
     at: datetime
-    named: str | None = None  # the date as the question wrote it; None: now
+    named: str | None = None  # the date as the question wrote it (or the value it named); None: now
     before: bool = False  # "before March 2025": the instant just before the period began
+    after: bool = False  # "after Priya Nair": the instant the named value ended
 
     @property
     def phrase(self) -> str:
-        """How an answer says when: "as of March 2025", "before March 2025"."""
-        return f"{'before' if self.before else 'as of'} {self.named}"
+        """How an answer says when: "as of March 2025", "before March 2025", "after Priya Nair"."""
+        return f"{'before' if self.before else 'after' if self.after else 'as of'} {self.named}"
 
 
 def _period(precision: str, match: re.Match[str]) -> tuple[datetime, datetime] | None:
@@ -121,6 +130,97 @@ def asked_time(question: str, *, now: datetime | None = None) -> AskedTime:
             return AskedTime(at=min(start + (end - start) / 2, now), named=f"mid-{named}")
         return AskedTime(at=min(end - timedelta(microseconds=1), now), named=named)
     return AskedTime(at=now)
+
+
+# "Who headed Support before Marcus Lee?", "What was the R&D budget before $2.1M?": a value where a date would stand,
+# up to the end of the clause (a comma between digits is part of an amount). Which claim holds that value, and so
+# the instant asked about, is for the findings to say (`anchored_time`).
+_ANCHOR = re.compile(r"\s*\b(?P<word>before|prior\s+to|after)\s+(?P<value>(?:[^?!;,]|(?<=\d),(?=\d))+)",
+                     re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class AskedAnchor:
+    """A value a question dates its instant by: "before Marcus Lee" asks for the value held just before the one
+    naming Marcus Lee began, "after Priya Nair" for the one that followed hers."""
+
+    value: str  # the words after "before" / "prior to" / "after", as written
+    after: bool
+    rest: str  # the question without them: what it asks about ("Who headed Support?")
+
+
+def asked_anchor(question: str) -> AskedAnchor | None:
+    """The value `question` names after "before", "prior to" or "after"; None when it names none, or names a date
+    (then the date is the instant: `asked_time`)."""
+    match = _ANCHOR.search(question)
+    if match is None:
+        return None
+    value = match.group("value").strip().rstrip(".").strip()
+    if len(value) < 2 or asked_time(question).named is not None:
+        return None
+    return AskedAnchor(value=value, after=match.group("word").casefold() == "after",
+                       rest=question[:match.start()] + question[match.end():])
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().replace("’", "'").split())
+
+
+def anchored_time(anchor: AskedAnchor, histories: Mapping[State, Iterable[Claim]], value_of: Callable[[Claim], str], *,
+                  now: datetime | None = None) -> tuple[AskedTime, State] | None:
+    """The instant `anchor` names, and the state whose history (its claims; `value_of` gives each claim's value as
+    a question names it) holds the value: within the other value held last before the first claim holding it began
+    or — "after" — the one held first after the last such claim ended. A gap between them (a record dated the
+    change later than the end of the old value) does not matter. The value and the anchor's words match as whole
+    words, either inside the other ("before Marcus" names Marcus Lee; "before $2.1M was approved" names $2.1M).
+    None when no history holds the value, or holds no other value on that side of it."""
+    asked = _folded(anchor.value)
+
+    def holds(claim: Claim) -> bool:
+        value = _folded(value_of(claim))
+        return len(value) >= 2 and (_has_phrase(asked, value) or _has_phrase(value, asked))
+
+    for state, history in histories.items():
+        history = [c for c in history if c.valid is not None and not getattr(c.valid, "isempty", False)]
+        holding = [c for c in history if holds(c)]
+        others = [c for c in history if c not in holding]
+        instant = _after(holding, others) if anchor.after else _before(holding, others)
+        if instant is not None:
+            at, holder = instant
+            return AskedTime(at=min(at, now or timezone.now()), named=value_of(holder), before=not anchor.after,
+                             after=anchor.after), state
+    return None
+
+
+def _before(holding: list[Claim], others: list[Claim]) -> tuple[datetime, Claim] | None:
+    """An instant of the other value held last before the first claim of `holding` began, and that first claim."""
+    begun = [c for c in holding if c.valid.lower is not None]
+    if not begun:
+        return None
+    first = min(begun, key=lambda c: c.valid.lower)
+    start = first.valid.lower
+    earlier = [c for c in others if c.valid.lower is not None and c.valid.lower < start]
+    if not earlier:
+        return None
+    ends = {c.pk: min(c.valid.upper or start, start) for c in earlier}
+    previous = max(earlier, key=lambda c: (ends[c.pk], c.valid.lower))
+    return ends[previous.pk] - timedelta(microseconds=1), first
+
+
+def _after(holding: list[Claim], others: list[Claim]) -> tuple[datetime, Claim] | None:
+    """An instant of the other value held first after the last claim of `holding` ended, and that last claim."""
+    ended = [c for c in holding if c.valid.upper is not None]
+    if not ended:
+        return None
+    last = max(ended, key=lambda c: c.valid.upper)
+    end = last.valid.upper
+    later = [c for c in others if (c.valid.upper is None or c.valid.upper > end)
+             and (c.valid.lower is None or c.valid.lower > last.valid.lower)]
+    if not later:
+        return None
+    starts = {c.pk: max(c.valid.lower or end, end) for c in later}
+    following = min(later, key=lambda c: (starts[c.pk], c.valid.upper or datetime.max.replace(tzinfo=UTC)))
+    return starts[following.pk], last
 
 
 def _has_phrase(text: str, phrase: str) -> bool:

@@ -12,7 +12,7 @@ from django.db.backends.postgresql.psycopg_any import DateTimeTZRange
 
 from chat.bench.current_facts import QUESTIONS, current_fact_first, lead_sentence, state_questions
 from chat.current_facts import FACTS_INSTRUCTION, current_facts
-from chat.state_questions import asked_predicates, asked_time, led_unit_roles
+from chat.state_questions import asked_anchor, asked_predicates, asked_time, led_unit_roles
 from findings.models import Claim
 from findings.writer import claims_write
 from knowledge.services import document_acl_set
@@ -327,3 +327,80 @@ def test_a_name_asked_without_its_period_qualifier_is_found(world, docs, django_
     # a question naming no entity costs the lookup of the names and of the unqualified names, then stops
     with django_assert_max_num_queries(2):
         assert current_facts(member, "What is the marketing budget?", now=NOW) is None
+
+
+@pytest.mark.parametrize(("question", "value", "after", "rest"), [
+    ("Who headed Support before Marcus Lee?", "Marcus Lee", False, "Who headed Support?"),
+    ("What was the R&D budget before $2.1M?", "$2.1M", False, "What was the R&D budget?"),
+    ("What was the budget prior to $2,400,000?", "$2,400,000", False, "What was the budget?"),
+    ("Who headed Support after Priya Nair, then?", "Priya Nair", True, "Who headed Support, then?"),
+])
+def test_a_value_named_where_a_date_would_stand(question, value, after, rest):
+    anchor = asked_anchor(question)
+    assert (anchor.value, anchor.after, anchor.rest) == (value, after, rest)
+
+
+@pytest.mark.parametrize("question", ["Who was Head of Support before October 2025?", "Who is Head of Support?",
+                                      "Who was it before the reorganisation in October 2025?"])
+def test_a_date_or_nothing_after_before_names_no_value(question):
+    assert asked_anchor(question) is None
+
+
+def _support_heads(world, docs):  # noqa: F811
+    _, c1 = docs.doc("a", "On 2025-01-15 Priya Nair became Head of Support.")
+    claims_write(tenant_id=world.acme.pk, label="1",
+                 facts=[fact(c1, c1.text, "Priya Nair", "role", "Head of Support", "2025-01-15")])
+    handover = "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair."
+    _, c2 = docs.doc("b", f"{handover} Priya Nair became Director.")
+    claims_write(tenant_id=world.acme.pk, label="2", facts=[
+        fact(c2, handover, "Marcus Lee", "role", "Head of Support", "2025-09-01"),
+        fact(c2, "Priya Nair became Director.", "Priya Nair", "role", "Director", "2025-09-02")])
+
+
+@pytest.mark.parametrize("question", ["Who headed Support before Marcus Lee?",
+                                      "Who was Head of Support before Marcus Lee?",
+                                      "Who was the Head of Support before Marcus?"])
+def test_before_a_named_holder_leads_with_the_one_before_them(world, docs, question):  # noqa: F811
+    _support_heads(world, docs)
+    facts = current_facts(world.authority(world.member), question, now=NOW)
+    assert facts.question == question
+    assert facts.lead(_labels(facts)) == (
+        "Before Marcus Lee, Priya Nair was Head of Support (from 2025-01-15 to 2025-09-01) [S1]. "
+        "Later replaced by Marcus Lee (since 2025-09-01) [S2].")
+
+
+def test_after_a_named_value_leads_with_the_one_after_it(world, docs):  # noqa: F811
+    _support_heads(world, docs)
+    member = world.authority(world.member)
+    facts = current_facts(member, "Who headed Support after Priya Nair?", now=NOW)
+    assert lead_sentence(facts.lead(_labels(facts))) == (
+        "After Priya Nair, Marcus Lee was Head of Support (since 2025-09-01) [S1]")
+    # in the holder's own history, with a gap: her next role began a day after the handover ended the last one
+    facts = current_facts(member, "What was Priya Nair's role before Director?", now=NOW)
+    assert lead_sentence(facts.lead(_labels(facts))) == (
+        "Before Director, Priya Nair was Head of Support (from 2025-01-15 to 2025-09-01) [S1]")
+    facts = current_facts(member, "What was Priya Nair's role after Head of Support?", now=NOW)
+    assert lead_sentence(facts.lead(_labels(facts))).startswith("After Head of Support, Priya Nair was Director")
+
+
+def test_before_a_named_amount_leads_with_the_amount_it_replaced(world, docs):  # noqa: F811
+    _budget(world, docs)
+    facts = current_facts(world.authority(world.member), "What was the R&D budget before $2.1M?", now=NOW)
+    assert facts.lead(_labels(facts)) == (
+        "Before $2.1M, the FY2026 R&D budget was $2.4M (from 2025-03-11 to 2025-10-10) [S1]. "
+        "Later replaced by $2.1M (since 2025-10-10) [S2].")
+
+
+@pytest.mark.parametrize("question", ["Who was Head of Support before Tom Becker?",  # no such value
+                                      "Who was Head of Support before Priya Nair?",  # nothing before it
+                                      "Who is Head of Support after Marcus Lee?"])  # it has not ended
+def test_a_named_value_with_no_neighbour_there_reads_the_question_as_written(world, docs, question):  # noqa: F811
+    _support_heads(world, docs)
+    member = world.authority(world.member)
+    facts = current_facts(member, question, now=NOW)
+    assert facts is not None
+    as_written = {"Tom Becker": "Marcus Lee is Head of Support since 2025-09-01 [S1]",
+                  "Priya Nair": "Priya Nair is Director since 2025-09-02 [S1]",
+                  "Marcus Lee": "Marcus Lee is Head of Support since 2025-09-01 [S1]"}
+    expected = next(lead for name, lead in as_written.items() if name in question)
+    assert lead_sentence(facts.lead(_labels(facts))) == expected
