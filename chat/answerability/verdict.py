@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chat.answerability.answer_types import FACTOID_TYPES, AnswerType, expected_answer_type, typed_spans
 from chat.answerability.conflicts import (
@@ -77,6 +78,9 @@ class SentenceReading:
     window: tuple[int, int] = (0, 0)  # the sentence with its neighbours, chunk offsets
     heading: tuple[int, int] = (0, 0)  # the heading the sentence sits under in its chunk, chunk offsets
     conflict: str = ""  # "antonym:..." or "swapped_entity:...": the sentence answers a different question
+    # The question's words the sentence holds itself, each weighted by how few of the sentences read hold it:
+    # what sets it apart from the others. Breaks a tie of `support` (see `rules_reading`).
+    specificity: float = 0.0
 
 
 # The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
@@ -142,7 +146,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
     answer_type = answer_type or expected_answer_type(question)
     weights = _weights(question, term_weights)
     question_negated = negated(question)
-    readings = []
+    readings, owns = [], []
     for index, text in enumerate(texts):
         spans, headings = _headed(text)
         stem_sets = [_keys(text[s:e]) for s, e in spans]
@@ -156,6 +160,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 stem_sets_i = stem_sets[i] | previous
             else:
                 stem_sets_i = stem_sets[i]
+            owns.append(stem_sets_i)
             near = previous | following | heading_keys[headings[i]]
             own = _share(weights, stem_sets_i)
             support = _share(weights, stem_sets_i, near)
@@ -168,7 +173,23 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 window=(spans[i - 1][0] if i else start, spans[i + 1][1] if i + 1 < len(spans) else end),
                 heading=headings[i],
             ))
-    return readings
+    return _with_specificity(readings, owns, weights)
+
+
+def _with_specificity(readings: list[SentenceReading], owns: Sequence[set[str]],
+                      weights: Mapping[str, float]) -> list[SentenceReading]:
+    """The readings with their `specificity`. Two sentences can hold the same share of the question, each one of
+    its words itself and the other from its neighbour — sibling lines "- The FY2026 R&D budget is $2.4M." and
+    "- Sales and marketing: $1.1M." for "What is the marketing budget?" — whenever the corpus statistics weigh
+    those words alike (or are not there yet). The evidence tells them apart: "budget" is in many of its sentences,
+    "marketing" in few, and the sentence about what was asked is the one holding that word itself."""
+    held = {term: sum(1 for own in owns if term in own) for term in weights}
+    local = {term: math.log(1 + len(owns) / count) for term, count in held.items() if count}
+    total = sum(local.values())
+    if not total:
+        return readings
+    return [replace(reading, specificity=sum(w for t, w in local.items() if t in own) / total)
+            for reading, own in zip(readings, owns, strict=True)]
 
 
 def rules_judge(question: str, evidence: Sequence[Evidence], *,
@@ -185,8 +206,8 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
     """The rules' verdict and the sentence readings it was chosen from (the learned judge weighs both).
 
     The answer sentence is the one of the top `top_k` chunks with a typed answer candidate, no negation
-    the question lacks (or the reverse), and the highest support; the question's names and numbers must
-    occur in that chunk. `term_weights` (stemmed word → corpus idf) weight support by rarity."""
+    the question lacks (or the reverse), and the highest support (then specificity, rank, position); the question's
+    names and numbers must occur in that chunk. `term_weights` (stemmed word → corpus idf) weight support by rarity."""
     min_support = MIN_SUPPORT if min_support is None else min_support
     answer_type = expected_answer_type(question)
     top = list(evidence[: max(top_k, 1)])
@@ -211,8 +232,8 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
         return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
                 and not absent(r) and r.support >= bar)
 
-    def closeness(r: SentenceReading) -> tuple:
-        return (round(r.support, 6), -r.chunk_index, -r.start)
+    def closeness(r: SentenceReading) -> tuple:  # equal support: see `_with_specificity`
+        return (round(r.support, 6), round(r.specificity, 6), -r.chunk_index, -r.start)
 
     qualified = [r for r in readings if qualifies(r)]
     # No sentence qualifies: explain with the one closest to the question, whatever disqualified it.

@@ -1,6 +1,8 @@
 """The extractive answer leads with the sentence holding the answer, not the one restating the question;
 headings are not sentences and a statement copied twice is shown once."""
 
+import pytest
+
 from chat.answerability import answerability_judge
 from chat.extractive import compose_extractive_answer
 from tests.chat.factories import evidence, labelled
@@ -68,3 +70,27 @@ def test_a_second_source_is_cited_for_a_statement_only_when_it_matches_as_well()
     assert _close_enough(sentence("S2", best), lead, best, asked=False)
     assert _close_enough(sentence("S2", near), lead, best, asked=True)  # another record, a question
     assert not _close_enough(sentence("S2", 0.5), lead, best, asked=True)
+
+
+BUDGET = evidence(
+    "# FY2026 Budget Summary\n\n"
+    "The FY2026 budget was approved by the board on 2025-03-10.\n\n"
+    "## Headline numbers\n\n"
+    "- The FY2026 R&D budget is $2.4M.\n"
+    "- Sales and marketing: $1.1M.\n"
+    "- General and administrative: $0.9M.\n\n"
+    "Budget owners receive a monthly variance report from Grace Kim."
+)
+REVISION = evidence("On 2025-10-10 the FY2026 R&D budget was revised to $2.1M, down from the $2.4M approved in March.")
+
+
+@pytest.mark.parametrize("weights", [None, {"budget": 2.5, "market": 2.5}])
+def test_the_lead_is_the_sentence_about_what_was_asked_not_its_sibling(weights):
+    """Sibling lines each hold one of "marketing" and "budget" and lend the other to their neighbour: the same
+    support when the corpus weighs the two words alike (or has no statistics yet). "budget" is in most of the
+    evidence's sentences, "marketing" in one: the sentence holding it itself is the one about the marketing budget."""
+    question = "What is the marketing budget?"
+    verdict = answerability_judge(question, [BUDGET, REVISION], term_weights=weights)
+    assert verdict.answerable and verdict.sentence == "Sales and marketing: $1.1M.", verdict
+    answer = compose_extractive_answer(question, labelled(BUDGET, REVISION), lead=verdict)
+    assert answer.text.startswith("Sales and marketing: $1.1M. [S1]"), answer.text
