@@ -59,7 +59,7 @@ def test_the_guarded_text_renders_inert(text):
 def test_every_streamed_prefix_renders_inert(text):
     # Pieces are cleaned as they arrive, so hostile input may lose a little more than when cleaned whole
     # ("<<b>x</b>"); what was sent is clean either way, and the recorded answer is what was sent.
-    for seed in range(8):
+    for seed in range(3):
         pieces = streamed(text, seed)
         assert markdown_guard("".join(pieces), [RECORD]) == "".join(pieces), seed
         sent = ""
