@@ -67,9 +67,20 @@ def stem(word: str) -> str:
     return word
 
 
+# The word after "how" that names the kind of quantity asked for ("how long", "how far", "how old"): the answer
+# slot, not a term the evidence must repeat — "Replacements take five days." answers "How long do laptop
+# replacements take?" without the word "long". (chat.answerability.answer_types reads these as a number.)
+HOW_ADJECTIVES = ("many", "much", "long", "far", "old", "big", "large", "tall", "high", "often", "fast", "heavy",
+                  "wide", "deep", "small", "short", "late", "early")
+
+
 def content_words(text: str) -> list[str]:
-    """Non-stopword tokens, unstemmed, in order (duplicates kept)."""
-    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    """Non-stopword tokens, unstemmed, in order (duplicates kept); the quantity word of a "how long"-style
+    question is the answer slot and left out (HOW_ADJECTIVES)."""
+    tokens = words(text)
+    return [w for i, w in enumerate(tokens)
+            if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
+            and not (i and tokens[i - 1] == "how" and w in HOW_ADJECTIVES)]
 
 
 def key_terms(text: str) -> list[str]:

@@ -58,6 +58,17 @@ def _channel_workers_closed(django_db_setup):
     channel_workers_close()
 
 
+@pytest.fixture(autouse=True)
+def _corpus_statistics_fresh():
+    # BM25 and the refusal gate weigh terms by corpus statistics cached per process for minutes: a test would
+    # otherwise see whichever earlier test's statistics were read last — one that depends on how fast the
+    # machine ran the suite (a CI run refused a question a local run answered). Each test reads its own.
+    from knowledge.retrieval.lexical import corpus_stats_forget
+
+    corpus_stats_forget()
+    yield
+
+
 @dataclass
 class World:
     acme: Tenant

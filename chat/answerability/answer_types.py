@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import re
 
-from chat.terms import STOPWORDS, content_words, normalise, stem, term_set, words
+from chat.terms import HOW_ADJECTIVES, STOPWORDS, content_words, normalise, stem, term_set, words
 
 
 class AnswerType(enum.StrEnum):
@@ -40,8 +40,7 @@ _TYPE_RULES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
         (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_DATE_NOUNS})\b", AnswerType.DATE),
         # "when" asks for a date as the question word, not inside a clause ("... when heated").
         (r"^\W*(?:\w+\s+){0,2}?(?:since |until |till )?when\b|\bhow long ago\b", AnswerType.DATE),
-        (r"\bhow\s+(?:many|much|long|far|old|big|large|tall|high|often|fast|heavy|wide|deep|large|small|"
-         r"short|late|early)\b", AnswerType.NUMBER),
+        (rf"\bhow\s+(?:{'|'.join(HOW_ADJECTIVES)})\b", AnswerType.NUMBER),
         (rf"\b(?:what|which)\s+(?:\w+\s+)?(?:{_NUMBER_NOUNS})\b", AnswerType.NUMBER),
         (r"\bwho(?:m|se)?\b", AnswerType.PERSON),
         (r"\bwhere\b(?!\s+(?:can|could|do|does|should|may)\s+(?:i|we|one|you)\s+(?:find|get|read|see|look))",

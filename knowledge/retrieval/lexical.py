@@ -60,6 +60,12 @@ def corpus_stats(*, refresh: bool = False) -> dict:
         return _stats
 
 
+def corpus_stats_forget() -> None:
+    """Drop the cached statistics: the next reader reads them afresh (tests, each on its own data)."""
+    with _stats_lock:
+        _stats.clear()
+
+
 def idf_for(lexemes: list[str], stats: dict) -> list[float]:
     """BM25 idf from the sampled frequency; a lexeme rarer than the sample records gets half the
     smallest recorded frequency (it is rare — how rare the sample cannot say)."""

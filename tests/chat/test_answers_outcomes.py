@@ -208,3 +208,25 @@ def test_the_gates_phrase_rule_applies_only_where_the_answerability_judge_abstai
     part_decide(authority, "Laptop replacements take five working days.")  # a statement: nothing judges it
     assert seen == [("How long do laptop replacements take?", False),
                     ("Laptop replacements take five working days.", True)]
+
+
+def test_the_quantity_word_of_a_how_question_is_the_answer_slot_not_a_key_term():
+    from chat.terms import content_words
+
+    assert content_words("How long do laptop replacements take?") == ["laptop", "replacements", "take"]
+    assert content_words("How far is the depot and how old is the fleet?") == ["depot", "fleet"]
+    assert content_words("The long corridor") == ["long", "corridor"]  # only after "how"
+
+
+def test_a_how_long_question_is_answered_however_the_corpus_statistics_weigh_long(world, corpus, no_cache,
+                                                                                   monkeypatch):
+    """The gate weighs key terms by corpus idf; statistics in which "long" is rare once refused this question
+    (CI: the statistics are cached per process, read from whatever the database held last). The evidence need
+    not repeat the quantity word — it holds the quantity."""
+    import chat.retrieval
+
+    stats = {"freqs": {"laptop": 0.5, "replac": 0.5, "take": 0.5, "day": 0.4}, "floor": 0.001, "avg_len": 10.0,
+             "total": 100, "at": 0.0}
+    monkeypatch.setattr(chat.retrieval, "corpus_stats", lambda **_: stats)
+    body = ask_json(world.client(world.member), "How long do laptop replacements take?").json()
+    assert body["outcome"] == "answered" and "Replacements take five days." in body["answer"]
