@@ -74,13 +74,19 @@ HOW_ADJECTIVES = ("many", "much", "long", "far", "old", "big", "large", "tall", 
                   "wide", "deep", "small", "short", "late", "early")
 
 
+# The noun after "what"/"which" that names a date ("what year", "which century", "what time"): the slot as well —
+# "The war ended in 1945." answers "What year did the war end?".
+WHEN_NOUNS = ("year", "years", "century", "centuries", "decade", "decades", "date", "day", "month", "time", "era")
+
+
 def content_words(text: str) -> list[str]:
     """Non-stopword tokens, unstemmed, in order (duplicates kept); the quantity word of a "how long"-style
     question is the answer slot and left out (HOW_ADJECTIVES)."""
     tokens = words(text)
     return [w for i, w in enumerate(tokens)
             if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
-            and not (i and tokens[i - 1] == "how" and w in HOW_ADJECTIVES)]
+            and not (i and tokens[i - 1] == "how" and w in HOW_ADJECTIVES)
+            and not (i and tokens[i - 1] in ("what", "which") and w in WHEN_NOUNS)]
 
 
 def key_terms(text: str) -> list[str]:

@@ -58,11 +58,31 @@ def _channel_workers_closed(django_db_setup):
     channel_workers_close()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_background_analyze(django_db_setup, django_db_blocker):
+    # The lexeme statistics BM25 and the refusal gate weigh terms with (knowledge.retrieval.lexical.corpus_stats)
+    # come from ANALYZE of the chunks' full-text column. Autovacuum would run it whenever enough rows changed —
+    # at a moment that depends on the machine's speed — and leave one test's corpus statistics to a later test on
+    # other data. Off for that table here, so each test sees the same (none: terms are counted, not weighed)
+    # unless it gives its own; production keeps autovacuum.
+    from django.db import connection
+    from django.db.backends.base.creation import TEST_DATABASE_PREFIX
+
+    from groundwork.rls import owner_session
+
+    # pytest-django sets up a test database only when a collected test needs one; otherwise this is the
+    # development database, left alone. A table's settings are its owner's to change (groundwork/rls.py).
+    if connection.settings_dict["NAME"].startswith(TEST_DATABASE_PREFIX):
+        with django_db_blocker.unblock(), owner_session(), connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE knowledge_chunk SET (autovacuum_enabled = false)")
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _corpus_statistics_fresh():
     # BM25 and the refusal gate weigh terms by corpus statistics cached per process for minutes: a test would
-    # otherwise see whichever earlier test's statistics were read last — one that depends on how fast the
-    # machine ran the suite (a CI run refused a question a local run answered). Each test reads its own.
+    # otherwise see whichever earlier test's statistics were read last, at a moment that depends on how fast the
+    # machine ran the suite (a CI run refused a question a local run answered). Each test reads them afresh.
     from knowledge.retrieval.lexical import corpus_stats_forget
 
     corpus_stats_forget()

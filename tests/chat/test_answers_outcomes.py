@@ -216,6 +216,9 @@ def test_the_quantity_word_of_a_how_question_is_the_answer_slot_not_a_key_term()
     assert content_words("How long do laptop replacements take?") == ["laptop", "replacements", "take"]
     assert content_words("How far is the depot and how old is the fleet?") == ["depot", "fleet"]
     assert content_words("The long corridor") == ["long", "corridor"]  # only after "how"
+    assert content_words("What year did the war end?") == ["war", "end"]
+    assert content_words("Which century saw the most wars?") == ["saw", "wars"]
+    assert content_words("The year in review") == ["year", "review"]
 
 
 def test_a_how_long_question_is_answered_however_the_corpus_statistics_weigh_long(world, corpus, no_cache,
