@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from chat.answerability import (
     Verdict,
     answerability_judge,
+    asks_something,
     expected_answer_type,
     heading_at,
     is_question,
@@ -111,11 +112,15 @@ def compose_extractive_answer(
         text = item.evidence.text
         for start, end in sentence_spans(text):
             sentence = text[start:end]
-            if len(words(sentence)) < MIN_SENTENCE_WORDS or heading_at(text, start, end):
-                continue
+            if len(words(sentence)) < MIN_SENTENCE_WORDS or heading_at(text, start, end) or asks_something(sentence):
+                continue  # too short, a heading, or a question of the record's own: none of them answers
             stems = term_set(sentence)
             matched = sum(idf[t] for t in terms if t in stems)
-            if matched <= 0:
+            leads = (asked and lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
+                     and lead.start == start)
+            if matched <= 0 and not leads:
+                # (The verdict's answer sentence may take the question's words from its neighbours — the reply to a
+                # question in the record — and is kept.)
                 continue
             typed = answer_type is not None and bool(typed_spans(sentence, answer_type, question))
             if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
@@ -123,8 +128,7 @@ def compose_extractive_answer(
             score = matched / total_weight + RANK_BONUS / (1 + rank)
             # The bonuses order the choice; `score` stays the coverage score the provider's floor compares.
             bonus = TYPED_BONUS if typed else 0.0
-            if (asked and lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
-                    and lead.start == start):
+            if leads:
                 bonus += LEAD_BONUS
             extracted = ExtractedSentence(
                 sentence=sentence,

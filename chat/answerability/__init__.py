@@ -25,6 +25,7 @@ and amounts are regular expressions (dateparser reads whole strings as dates too
 from chat.answerability.answer_types import (
     FACTOID_TYPES,
     AnswerType,
+    asks_something,
     expected_answer_type,
     is_question,
     typed_spans,
@@ -47,6 +48,7 @@ __all__ = [
     "SentenceReading",
     "Verdict",
     "answerability_decide",
+    "asks_something",
     "judged",
     "answerability_judge",
     "antonym_conflict",

@@ -95,6 +95,25 @@ _NUMBER_SPAN = re.compile(
 )
 # A run of capitalised words, allowing lower-case joiners inside ("Duke of Normandy", "University of Chicago").
 NAME_SPAN = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|la|le|von|van|der|du|al|the|and|for)\s+)?[A-Z][\w'’.-]*)*")
+# "How long", "how far", "how old", "how tall": a measure, so a number with its unit ("about 95 minutes",
+# "6,400 km", "a decade"); "25 %" in the same sentence is no answer to how long a charge takes.
+_TIME_UNITS = ("seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|nights?|weeks?|fortnights?|months?|years?|yrs?|"
+               "decades?|centur(?:y|ies)|millenni(?:um|a)")
+_LENGTH_UNITS = ("mm|cm|m|km|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?|kilomet(?:re|er)s?|miles?|"
+                 "feet|foot|ft|inch(?:es)?|yards?|yds?|nautical miles?|light[- ]years?")
+_MEASURE_UNITS = {"long": f"{_TIME_UNITS}|{_LENGTH_UNITS}", "far": _LENGTH_UNITS, "old": _TIME_UNITS,
+                  "tall": _LENGTH_UNITS, "high": _LENGTH_UNITS, "deep": _LENGTH_UNITS, "wide": _LENGTH_UNITS}
+_MEASURE_SPANS = {
+    adjective: re.compile(rf"(?:\b(?:about|around|some|nearly|almost|over|under|roughly)\s+)?"
+                          rf"(?:\b\d+(?:[.,]\d+)*\s*-?\s*"
+                          rf"|\b(?:{_NUMBER_WORDS}|an?|several|few)(?:[- ](?:{_NUMBER_WORDS}))?(?:\s+|-))"
+                          rf"(?:[a-z]+\s+)?(?:{units})\b", re.IGNORECASE)  # "5 business days", "ten more years"
+    for adjective, units in _MEASURE_UNITS.items()
+}
+# A span of time given by its ends answers "how long" too: "from 1939 to 1945", "between May and July".
+_RANGE_SPAN = re.compile(rf"\b(?:from|between)\s+(?:{_DATE_SPAN.pattern})\s+(?:to|and|until|till|through)\s+"
+                         rf"(?:{_DATE_SPAN.pattern})|(?<![\d/-])\d{{3,4}}\s*[-–]\s*\d{{2,4}}(?![\d/-])", re.IGNORECASE)
+_HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(_MEASURE_UNITS)})\b(?!\s+ago\b)", re.IGNORECASE)
 _REASON_CUE = re.compile(r"\b(?:because|due to|since|as a result|so that|in order to|owing to|caused|cause|"
                          r"led to|lead to|result|reason|thanks to|therefore|thus|hence|allow|allowed|enable|"
                          r"enabled|to)\b", re.IGNORECASE)
@@ -123,13 +142,26 @@ def _name_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]
     return out
 
 
+def asks_something(sentence: str) -> bool:
+    """A sentence of the records that is itself a question ("Chloe Tan: How long does a new laptop usually
+    take?"): it shares the question's words and answers nothing."""
+    return sentence.rstrip().rstrip("\"'”’)").endswith("?")
+
+
 def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[tuple[int, int]]:
     """Spans of `sentence` that could fill the answer slot of `question`: of the expected type and not made
     only of the question's own words. For THING / REASON / MANNER / YES_NO, any novel content counts."""
+    if asks_something(sentence):
+        return []
     question_stems = term_set(question)
     if answer_type is AnswerType.DATE:
         return _spans(_DATE_SPAN, sentence, question_stems)
     if answer_type is AnswerType.NUMBER:
+        measure = _HOW_MEASURE.search(normalise(question))
+        if measure:
+            adjective = measure.group(1).lower()
+            return (_spans(_MEASURE_SPANS[adjective], sentence, question_stems)
+                    or (_spans(_RANGE_SPAN, sentence, question_stems) if adjective == "long" else []))
         return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
     if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
         return _name_spans(sentence, question_stems)

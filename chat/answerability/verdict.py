@@ -7,7 +7,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from chat.answerability.answer_types import FACTOID_TYPES, AnswerType, expected_answer_type, typed_spans
+from chat.answerability.answer_types import (
+    FACTOID_TYPES,
+    AnswerType,
+    asks_something,
+    expected_answer_type,
+    typed_spans,
+)
 from chat.answerability.conflicts import (
     IRREGULAR_FORMS,
     conflict_of,
@@ -155,8 +161,9 @@ def read_sentences(question: str, texts: Sequence[str], *,
             sentence = text[start:end]
             previous = stem_sets[i - 1] if i else set()
             following = stem_sets[i + 1] if i + 1 < len(spans) else set()
-            if previous and _PRONOUN_START.match(sentence):
-                # "It was designed by ...": the sentence is about what the one before it names.
+            if previous and (_PRONOUN_START.match(sentence) or asks_something(text[slice(*spans[i - 1])])):
+                # "It was designed by ...": the sentence is about what the one before it names. So is the reply to
+                # a question ("How long does a new laptop take?" — "Standard models arrive within 5 days.").
                 stem_sets_i = stem_sets[i] | previous
             else:
                 stem_sets_i = stem_sets[i]

@@ -8,6 +8,7 @@ from chat.answerability import (
     answerability_decide,
     answerability_judge,
     antonym_conflict,
+    asks_something,
     expected_answer_type,
     heading_at,
     identifiers_absent,
@@ -17,8 +18,9 @@ from chat.answerability import (
     swapped_entity,
     typed_spans,
 )
+from chat.extractive import compose_extractive_answer
 from chat.gate import GapKind, GateDecision
-from tests.chat.factories import evidence
+from tests.chat.factories import evidence, labelled
 
 NORMANS = evidence(
     "The Normans were the people who in the 10th and 11th centuries gave their name to Normandy, a region in "
@@ -67,6 +69,39 @@ def test_typed_spans_exclude_the_questions_own_words():
     assert typed_spans("The Normans gave their name to Normandy.", AnswerType.DATE, "When?") == []
     numbers = [s for s in typed_spans("It has seven steps and costs $1,200.", AnswerType.NUMBER, "How many steps?")]
     assert len(numbers) == 2
+
+
+@pytest.mark.parametrize("question, sentence, spans", [
+    ("How long does a K2 take to charge?", "A full charge from 25 % to 90 % takes about 95 minutes.",
+     ["about 95 minutes"]),
+    ("How long does a K2 take to charge?", "Perch docks a K2 when its charge drops below 25 %.", []),
+    ("How long do laptops take?", "Standard models arrive within 5 business days.", ["5 business days"]),
+    ("How long is the Amazon?", "The Amazon is 6,400 km long.", ["6,400 km"]),
+    ("How long did the war last?", "The war lasted nearly a decade.", ["nearly a decade"]),
+    ("How long did the war last?", "The war lasted from 1939 to 1945.", ["from 1939 to 1945"]),
+    ("How long did the dynasty rule?", "It ruled 1271–1368.", ["1271–1368"]),
+    ("How long did the dynasty rule?", "Founded on 2025-03-12, it rules.", []),  # a date is no span of time
+    ("How old was he?", "He was 34 years old when he died.", ["34 years"]),
+    ("How far is the depot?", "The depot is 12km from the port.", ["12km"]),
+    ("How tall is the tower?", "The tower is 324 m tall; we met at 3 in the morning.", ["324 m"]),
+    ("How long do packs last?", "Every K2 has a 48 V / 40 Ah pack.", []),  # "Ah" is no "a h(our)"
+    ("How long ago was it built?", "It was built in 1900.", ["1900"]),  # a date, as before
+])
+def test_a_how_long_far_old_question_is_answered_by_a_measure_not_any_number(question, sentence, spans):
+    found = [sentence[s:e] for s, e in typed_spans(sentence, expected_answer_type(question), question)]
+    assert found == spans
+
+
+def test_a_question_in_the_records_answers_nothing():
+    question = "How long does a new laptop take?"
+    asked = "[2025-03-12 11:02] Chloe Tan: How long does a new laptop usually take?"
+    answer = "Standard models arrive within 5 business days once your manager approves."
+    assert asks_something(asked) and asks_something('She asked: "Is it ready?"') and not asks_something(answer)
+    assert typed_spans(asked, AnswerType.THING, question) == []
+    verdict = answerability_judge(question, [evidence(f"{asked} {answer}")])
+    assert verdict.answerable and verdict.sentence == answer
+    composed = compose_extractive_answer(question, labelled(evidence(f"{asked} {answer}")))
+    assert [s.sentence for s in composed.sentences] == [answer]
 
 
 def test_verdict_finds_the_answer_sentence_with_a_typed_span():
