@@ -402,6 +402,10 @@ def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evide
         return []
     if asked.named is None:
         text = _sentence(claim, past=False) + (f" {_since(claim)}" if claim.valid.lower else "")
+    elif asked.edge:  # nothing on the asked side of the named value: say so, and what the records do hold
+        held = (_sentence(claim, past=False) + (f" {_since(claim)}" if claim.valid.lower else "")
+                if claim.valid.upper is None else f"{_sentence(claim, past=True)} ({_span(claim)})")
+        text = f"The records name none {_braces(asked.phrase)}: {held}"
     else:
         sentence = _sentence(claim, past=True)
         if sentence.startswith("The "):

@@ -81,6 +81,9 @@ class AskedTime:
     named: str | None = None  # the date as the question wrote it (or the value it named); None: now
     before: bool = False  # "before March 2025": the instant just before the period began
     after: bool = False  # "after Priya Nair": the instant the named value ended
+    # The named value is the first the records hold ("before") or the last ("after"): none on that side, so the
+    # instant is one of the named value's own, and the answer says the records name nothing there.
+    edge: bool = False
 
     @property
     def phrase(self) -> str:
@@ -173,13 +176,16 @@ def anchored_time(anchor: AskedAnchor, histories: Mapping[State, Iterable[Claim]
     or — "after" — the one held first after the last such claim ended. A gap between them (a record dated the
     change later than the end of the old value) does not matter. The value and the anchor's words match as whole
     words, either inside the other ("before Marcus" names Marcus Lee; "before $2.1M was approved" names $2.1M).
-    None when no history holds the value, or holds no other value on that side of it."""
+    When the histories holding the value hold no other value on that side of it, the instant is the value's own
+    and marked `edge`; None when no history holds the value (or dates it)."""
     asked = _folded(anchor.value)
 
     def holds(claim: Claim) -> bool:
         value = _folded(value_of(claim))
         return len(value) >= 2 and (_has_phrase(asked, value) or _has_phrase(value, asked))
 
+    now = now or timezone.now()
+    edges = []
     for state, history in histories.items():
         history = [c for c in history if c.valid is not None and not getattr(c.valid, "isempty", False)]
         holding = [c for c in history if holds(c)]
@@ -187,9 +193,29 @@ def anchored_time(anchor: AskedAnchor, histories: Mapping[State, Iterable[Claim]
         instant = _after(holding, others) if anchor.after else _before(holding, others)
         if instant is not None:
             at, holder = instant
-            return AskedTime(at=min(at, now or timezone.now()), named=value_of(holder), before=not anchor.after,
+            return AskedTime(at=min(at, now), named=value_of(holder), before=not anchor.after,
                              after=anchor.after), state
-    return None
+        edge = _edge(holding, after=anchor.after, now=now)
+        if edge is not None:
+            edges.append((AskedTime(at=edge[0], named=value_of(edge[1]), before=not anchor.after,
+                                    after=anchor.after, edge=True), state))
+    # A history that holds the value with nothing on the asked side answers only when none has something there.
+    return edges[0] if edges else None
+
+
+def _edge(holding: list[Claim], *, after: bool, now: datetime) -> tuple[datetime, Claim] | None:
+    """An instant of the named value itself, at its first start ("before" it: nothing) or its last end ("after"
+    it: nothing, or it still holds), and that claim; None when its history does not date it."""
+    if after:
+        current = [c for c in holding if c.valid.upper is None]
+        if current:
+            return now, current[0]
+        ended = [c for c in holding if c.valid.upper is not None]
+        last = max(ended, key=lambda c: c.valid.upper, default=None)
+        return (min(last.valid.upper - timedelta(microseconds=1), now), last) if last else None
+    begun = [c for c in holding if c.valid.lower is not None]
+    first = min(begun, key=lambda c: c.valid.lower, default=None)
+    return (min(first.valid.lower, now), first) if first else None
 
 
 def _before(holding: list[Claim], others: list[Claim]) -> tuple[datetime, Claim] | None:
