@@ -118,27 +118,17 @@ def compose_extractive_answer(
             matched = sum(idf[t] for t in terms if t in stems)
             leads = (asked and lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
                      and lead.start == start)
-            if matched <= 0 and not leads:
-                # (The verdict's answer sentence may take the question's words from its neighbours — the reply to a
-                # question in the record — and is kept.)
+            if matched <= 0 and not leads:  # (the verdict's sentence may hold the question's words next to it)
                 continue
             typed = answer_type is not None and bool(typed_spans(sentence, answer_type, question))
             if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
                 continue  # says only what the question says: it cannot hold the answer
             score = matched / total_weight + RANK_BONUS / (1 + rank)
             # The bonuses order the choice; `score` stays the coverage score the provider's floor compares.
-            bonus = TYPED_BONUS if typed else 0.0
-            if leads:
-                bonus += LEAD_BONUS
-            extracted = ExtractedSentence(
-                sentence=sentence,
-                label=item.label,
-                start=start,
-                end=end,
-                doc_start=item.evidence.start + start,
-                doc_end=item.evidence.start + end,
-                score=round(score, 6),
-            )
+            bonus = (TYPED_BONUS if typed else 0.0) + (LEAD_BONUS if leads else 0.0)
+            extracted = ExtractedSentence(sentence=sentence, label=item.label, start=start, end=end,
+                                          doc_start=item.evidence.start + start, doc_end=item.evidence.start + end,
+                                          score=round(score, 6))
             candidates.append((score + bonus, rank, extracted, stems))
 
     sentences = _choose(candidates, max_sentences)

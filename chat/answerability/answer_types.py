@@ -176,12 +176,16 @@ def _content_novel(sentence: str, question_stems: set[str]) -> bool:
 
 
 def _content_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+    """Novel words of three letters or more, and novel numbers and amounts of any length: "Sales and marketing:
+    $1.1M." answers "What is the sales and marketing budget?" with its amount alone."""
     out = []
     for m in re.finditer(r"[^\W_]+", sentence):
         word = m.group(0).lower()
         if word not in STOPWORDS and len(word) > 2 and stem(word) not in question_stems:
             out.append((m.start(), m.end()))
-    return out
+    numbers = [span for span in _spans(_NUMBER_SPAN, sentence, question_stems)
+               if any(character.isdigit() for character in sentence[slice(*span)])]
+    return sorted({*out, *numbers})
 
 
 # Answer types that name a short, checkable thing: a question asking for one can be answered from top-ranked

@@ -47,6 +47,9 @@ NEIGHBOUR_WEIGHT = 0.5
 NAMES_NEAR_ANSWER = True
 # How many of the best-ranked evidence chunks are searched for the answer sentence.
 TOP_K = 3
+# Supports this close are a tie, broken by specificity (`_with_specificity`): corpus statistics are sampled and
+# pooled over every tenant, so two words a few hundredths apart in rarity are not told apart by them.
+SUPPORT_TIE = 0.02
 # Rarity weight of a question word the corpus statistics do not know (rare by definition).
 UNKNOWN_WEIGHT = 4.0
 
@@ -199,6 +202,18 @@ def _with_specificity(readings: list[SentenceReading], owns: Sequence[set[str]],
             for reading, own in zip(readings, owns, strict=True)]
 
 
+def _closest(qualified: list[SentenceReading], readings: list[SentenceReading]) -> SentenceReading:
+    """The qualified reading closest to the question: the highest support, supports within SUPPORT_TIE tied and
+    told apart by specificity (`_with_specificity`), then rank and position. No sentence qualifies: the one
+    closest among all, whatever disqualified it, to explain the refusal with."""
+    def closeness(r: SentenceReading) -> tuple:
+        return (round(r.support, 6), round(r.specificity, 6), -r.chunk_index, -r.start)
+
+    best = max(qualified or readings, key=closeness)
+    tied = [r for r in qualified if r.support >= best.support - SUPPORT_TIE]
+    return max(tied, key=lambda r: (round(r.specificity, 6), *closeness(r))) if tied else best
+
+
 def rules_judge(question: str, evidence: Sequence[Evidence], *,
                 term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
                 min_support: float | None = None) -> Verdict:
@@ -239,12 +254,7 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
         return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
                 and not absent(r) and r.support >= bar)
 
-    def closeness(r: SentenceReading) -> tuple:  # equal support: see `_with_specificity`
-        return (round(r.support, 6), round(r.specificity, 6), -r.chunk_index, -r.start)
-
-    qualified = [r for r in readings if qualifies(r)]
-    # No sentence qualifies: explain with the one closest to the question, whatever disqualified it.
-    best = max(qualified or readings, key=closeness)
+    best = _closest([r for r in readings if qualifies(r)], readings)
     item = top[best.chunk_index]
     sentence = item.text[best.start:best.end]
     reasons = []
