@@ -185,7 +185,8 @@ def anchored_time(anchor: AskedAnchor, histories: Mapping[State, Iterable[Claim]
         return len(value) >= 2 and (_has_phrase(asked, value) or _has_phrase(value, asked))
 
     now = now or timezone.now()
-    edges = []
+    # A history that holds the value with nothing on the asked side answers only when none has something there.
+    edge: tuple[AskedTime, State] | None = None
     for state, history in histories.items():
         history = [c for c in history if c.valid is not None and not getattr(c.valid, "isempty", False)]
         holding = [c for c in history if holds(c)]
@@ -195,12 +196,11 @@ def anchored_time(anchor: AskedAnchor, histories: Mapping[State, Iterable[Claim]
             at, holder = instant
             return AskedTime(at=min(at, now), named=value_of(holder), before=not anchor.after,
                              after=anchor.after), state
-        edge = _edge(holding, after=anchor.after, now=now)
-        if edge is not None:
-            edges.append((AskedTime(at=edge[0], named=value_of(edge[1]), before=not anchor.after,
-                                    after=anchor.after, edge=True), state))
-    # A history that holds the value with nothing on the asked side answers only when none has something there.
-    return edges[0] if edges else None
+        own = _edge(holding, after=anchor.after, now=now) if edge is None else None
+        if own is not None:
+            edge = (AskedTime(at=own[0], named=value_of(own[1]), before=not anchor.after, after=anchor.after,
+                              edge=True), state)
+    return edge
 
 
 def _edge(holding: list[Claim], *, after: bool, now: datetime) -> tuple[datetime, Claim] | None:

@@ -75,7 +75,8 @@ HOW_ADJECTIVES = ("many", "much", "long", "far", "old", "big", "large", "tall", 
 
 
 # The noun after "what"/"which" that names a date ("what year", "which century", "what time"): the slot as well —
-# "The war ended in 1945." answers "What year did the war end?".
+# "The war ended in 1945." answers "What year did the war end?". (chat.answerability.answer_types asks for a date
+# after these and a few more.)
 WHEN_NOUNS = ("year", "years", "century", "centuries", "decade", "decades", "date", "day", "month", "time", "era")
 
 

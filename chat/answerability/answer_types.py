@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import re
 
-from chat.terms import HOW_ADJECTIVES, STOPWORDS, content_words, normalise, stem, term_set, words
+from chat.terms import HOW_ADJECTIVES, STOPWORDS, WHEN_NOUNS, content_words, normalise, stem, term_set, words
 
 
 class AnswerType(enum.StrEnum):
@@ -23,8 +23,7 @@ class AnswerType(enum.StrEnum):
     YES_NO = "yes_no"
 
 
-_DATE_NOUNS = ("year|years|century|centuries|decade|decades|date|dates|day|days|month|months|time|period|era|"
-               "age|season|week|weekday|hour")
+_DATE_NOUNS = "|".join((*WHEN_NOUNS, "dates", "days", "months", "period", "age", "season", "week", "weekday", "hour"))
 _NUMBER_NOUNS = ("percentage|percent|proportion|number|amount|fraction|share|rate|speed|temperature|size|"
                  "population|cost|price|value|sum|total|length|width|height|depth|distance|weight|area|"
                  "volume|budget|salary|fee|fine|ratio|score|count|quantity|capacity|frequency|age")
@@ -113,7 +112,7 @@ _MEASURE_SPANS = {
 # A span of time given by its ends answers "how long" too: "from 1939 to 1945", "between May and July".
 _RANGE_SPAN = re.compile(rf"\b(?:from|between)\s+(?:{_DATE_SPAN.pattern})\s+(?:to|and|until|till|through)\s+"
                          rf"(?:{_DATE_SPAN.pattern})|(?<![\d/-])\d{{3,4}}\s*[-–]\s*\d{{2,4}}(?![\d/-])", re.IGNORECASE)
-_HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(_MEASURE_UNITS)})\b(?!\s+ago\b)", re.IGNORECASE)
+_HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(_MEASURE_UNITS)})\b", re.IGNORECASE)  # ("how long ago": a date)
 _REASON_CUE = re.compile(r"\b(?:because|due to|since|as a result|so that|in order to|owing to|caused|cause|"
                          r"led to|lead to|result|reason|thanks to|therefore|thus|hence|allow|allowed|enable|"
                          r"enabled|to)\b", re.IGNORECASE)
