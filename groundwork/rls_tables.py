@@ -18,6 +18,8 @@ planner hashes the tenant's parent ids, or probes the parent's primary key per r
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.apps import apps as global_apps
 from django.conf import settings
@@ -80,6 +82,21 @@ def parent_scoped_tables() -> dict[str, tuple[ParentChain, str]]:
         resolved.update(step)
 
 
+# Set while `flush` runs: it empties the tables and keeps the catalog, so the policies its post_migrate would
+# re-create are still in place (re-creating them cost ~0.45 s of every transactional test's reset).
+_catalog_kept: ContextVar[bool] = ContextVar("rls_catalog_kept", default=False)
+
+
+@contextmanager
+def catalog_kept():
+    """Within: post_migrate leaves the policies alone, because the schema did not change (`flush`)."""
+    token = _catalog_kept.set(True)
+    try:
+        yield
+    finally:
+        _catalog_kept.reset(token)
+
+
 def _role_exists(cursor) -> bool:
     cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [settings.DATABASE_APP_ROLE])
     return cursor.fetchone() is not None
@@ -98,7 +115,7 @@ def rls_policies_apply(*, using: str = DEFAULT_DB_ALIAS, **kwargs) -> list[str]:
     )
 
     connection = connections[using]
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or _catalog_kept.get():
         return []
     with connection.cursor() as cursor:
         existing = set(connection.introspection.table_names(cursor))

@@ -253,6 +253,39 @@ def test_the_probe_reads_child_tables_and_sees_a_leak_when_their_policy_goes(wor
             rls_policies_apply(using=connection.alias)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_flush_keeps_every_policy_and_migrate_puts_a_missing_one_back(world):
+    """`flush` (the reset between transactional tests) empties the tables and leaves the policies as they are --
+    the same objects, not re-created; `migrate`'s post_migrate still (re)creates them."""
+    from django.core.management import call_command
+
+    from groundwork.rls import owner_session
+    from groundwork.rls_tables import rls_policies_apply
+    from groundwork.sql import table_policies_drop_sql
+
+    def policies() -> dict:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT tablename || '.' || policyname, p.oid FROM pg_policies JOIN pg_policy p "
+                           "ON p.polname = policyname AND p.polrelid = tablename::regclass")
+            return dict(cursor.fetchall())
+
+    before = policies()
+    assert len(before) >= 4 * len(tenant_scoped_tables())
+    call_command("flush", verbosity=0, interactive=False)
+    assert not Tenant.objects.filter(slug="acme").exists()
+    assert policies() == before
+    with owner_session(connection.alias), connection.cursor() as cursor:
+        for statement in table_policies_drop_sql(table="chat_message"):
+            cursor.execute(statement)
+    try:
+        assert set(policies()) == {name for name in before if not name.startswith("chat_message.")}
+        call_command("migrate", verbosity=0, interactive=False)
+        assert set(policies()) == set(before)
+    finally:
+        with owner_session(connection.alias):
+            rls_policies_apply(using=connection.alias)  # whatever happened above, the next test has its walls
+
+
 def test_an_api_request_runs_in_its_callers_scope(world):
     """The key's tenant becomes the request's database scope: a globex caller's request sees no acme row even
     where the query itself has no tenant filter (the document detail looks the id up through the access path,
