@@ -74,6 +74,22 @@ HOW_ADJECTIVES = ("many", "much", "long", "far", "old", "big", "large", "tall", 
                   "wide", "deep", "small", "short", "late", "early")
 
 
+# The attribute a "how" adjective asks about, which records often name by its noun ("Height: 1.45 m" answers "How
+# tall is the K2?"). It can add support to a sentence, never take it away (chat.answerability.verdict). "long" (a
+# duration or a length), "many", "much" and "often" name no one attribute and have none.
+HOW_ATTRIBUTES = {"tall": "height", "high": "height", "heavy": "weight", "fast": "speed", "wide": "width",
+                  "deep": "depth", "far": "distance", "old": "age"}
+
+
+def asked_attribute(text: str) -> str | None:
+    """The attribute noun of the question's "how" adjective ("how tall" -> "height"), if it names one."""
+    tokens = words(text)
+    for i in range(1, len(tokens)):
+        if tokens[i - 1] == "how" and tokens[i] in HOW_ATTRIBUTES:
+            return HOW_ATTRIBUTES[tokens[i]]
+    return None
+
+
 # The noun after "what"/"which" that names a date ("what year", "which century", "what time"): the slot as well —
 # "The war ended in 1945." answers "What year did the war end?". (chat.answerability.answer_types asks for a date
 # after these and a few more.)

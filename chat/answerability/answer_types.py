@@ -100,8 +100,13 @@ _TIME_UNITS = ("seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|nights?|weeks?
                "decades?|centur(?:y|ies)|millenni(?:um|a)")
 _LENGTH_UNITS = ("mm|cm|m|km|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?|kilomet(?:re|er)s?|miles?|"
                  "feet|foot|ft|inch(?:es)?|yards?|yds?|nautical miles?|light[- ]years?")
+_MASS_UNITS = "mg|g|grams?|kg|kilos?|kilograms?|t|tonnes?|tons?|lbs?|pounds?|oz|ounces?|stones?"
+_SPEED_UNITS = (r"m/s|km/h|kph|mph|knots?|kn|mach|(?:miles?|kilomet(?:re|er)s?|km|met(?:re|er)s?)\s+(?:per|an|a)\s+"
+                r"(?:hour|second|minute)")
+# "How heavy" / "how fast": a mass or a speed, not any number ("R15.08" is no weight).
 _MEASURE_UNITS = {"long": f"{_TIME_UNITS}|{_LENGTH_UNITS}", "far": _LENGTH_UNITS, "old": _TIME_UNITS,
-                  "tall": _LENGTH_UNITS, "high": _LENGTH_UNITS, "deep": _LENGTH_UNITS, "wide": _LENGTH_UNITS}
+                  "tall": _LENGTH_UNITS, "high": _LENGTH_UNITS, "deep": _LENGTH_UNITS, "wide": _LENGTH_UNITS,
+                  "heavy": _MASS_UNITS, "fast": _SPEED_UNITS}
 _MEASURE_SPANS = {
     adjective: re.compile(rf"(?:\b(?:about|around|some|nearly|almost|over|under|roughly)\s+)?"
                           rf"(?:\b\d+(?:[.,]\d+)*\s*-?\s*"

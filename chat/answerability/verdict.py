@@ -24,7 +24,7 @@ from chat.answerability.conflicts import (
     restates_question,
 )
 from chat.evidence import Evidence
-from chat.terms import content_words, normalise, stem, words
+from chat.terms import asked_attribute, content_words, normalise, stem, words
 from knowledge.sentences import sentence_spans
 
 # --- the verdict ----------------------------------------------------------------------------------------------
@@ -154,6 +154,10 @@ def read_sentences(question: str, texts: Sequence[str], *,
     articles) counting it refused 0.024 fewer unanswerable questions for 0.009 more span hits."""
     answer_type = answer_type or expected_answer_type(question)
     weights = _weights(question, term_weights)
+    attribute = asked_attribute(question)
+    # "How heavy is the K2?": a line naming the weight ("Weight: 168 kg") is about the slot; the attribute weighs
+    # like the question's rarest term and only ever adds support (a line saying "168 kg heavy" loses none).
+    with_attribute = {**weights, _key(attribute): max(weights.values(), default=1.0)} if attribute else None
     question_negated = negated(question)
     readings, owns = [], []
     for index, text in enumerate(texts):
@@ -174,6 +178,9 @@ def read_sentences(question: str, texts: Sequence[str], *,
             near = previous | following | heading_keys[headings[i]]
             own = _share(weights, stem_sets_i)
             support = _share(weights, stem_sets_i, near)
+            if with_attribute and _key(attribute) in stem_sets_i:
+                own = max(own, _share(with_attribute, stem_sets_i))
+                support = max(support, _share(with_attribute, stem_sets_i, near))
             typed = tuple(typed_spans(sentence, answer_type, question))
             readings.append(SentenceReading(
                 chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,

@@ -86,10 +86,25 @@ def test_typed_spans_exclude_the_questions_own_words():
     ("How tall is the tower?", "The tower is 324 m tall; we met at 3 in the morning.", ["324 m"]),
     ("How long do packs last?", "Every K2 has a 48 V / 40 Ah pack.", []),  # "Ah" is no "a h(our)"
     ("How long ago was it built?", "It was built in 1900.", ["1900"]),  # a date, as before
+    ("How heavy is the K2?", "The K2 is designed to ANSI/RIA R15.08-1.", []),  # no weight
+    ("How heavy is the K2?", "Weight: 168 kg including battery", ["168 kg"]),
+    ("How fast can it go?", "Top speed: 2.0 m/s in open aisles, 12 % faster than the K1.", ["2.0 m/s"]),
+    ("How fast was the train?", "The train ran at 200 miles per hour.", ["200 miles per hour"]),
 ])
 def test_a_how_long_far_old_question_is_answered_by_a_measure_not_any_number(question, sentence, spans):
     found = [sentence[s:e] for s, e in typed_spans(sentence, expected_answer_type(question), question)]
     assert found == spans
+
+
+def test_a_line_naming_the_asked_attribute_answers_a_how_question():
+    # "Weight: 168 kg" never says "heavy" nor "K2"; the heading above names the K2, and "weight" is what "how
+    # heavy" asks about. Without the attribute the line has too little support and the question is refused.
+    text = "# K2 specifications\n\n- Weight: 168 kg including battery\n- Payload: 25 kg per pick"
+    verdict = answerability_judge("How heavy is the K2?", [evidence(text)])
+    assert verdict.answerable and verdict.span == "168 kg", verdict
+    # The attribute only adds: a line that says "heavy" keeps its support.
+    said = answerability_judge("How heavy is the K2?", [evidence("The K2 is 168 kg heavy with its battery.")])
+    assert said.answerable and said.span == "168 kg"
 
 
 def test_a_question_in_the_records_answers_nothing():
