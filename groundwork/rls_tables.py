@@ -104,7 +104,8 @@ def _role_exists(cursor) -> bool:
 
 def rls_policies_apply(*, using: str = DEFAULT_DB_ALIAS, **kwargs) -> list[str]:
     """Enable, force and (re)create the policies on every tenant- and parent-scoped table that exists (post_migrate,
-    as the owner); with GROUNDWORK_RLS off, take them away. Idempotent. Returns the tables it policed."""
+    as the owner); with GROUNDWORK_RLS off, take them away. Idempotent. Returns the tables it policed; nothing
+    under `catalog_kept` (a `flush`, which changes no schema)."""
     from .sql import (
         FULLTEXT_LEAKPROOF,
         POLICED_TABLES,

@@ -154,10 +154,12 @@ def read_sentences(question: str, texts: Sequence[str], *,
     articles) counting it refused 0.024 fewer unanswerable questions for 0.009 more span hits."""
     answer_type = answer_type or expected_answer_type(question)
     weights = _weights(question, term_weights)
+    # "How heavy is the K2?": a line naming the weight ("Weight: 168 kg") is about the slot. The attribute weighs
+    # like the question's rarest term and counts only in the lines that hold it, where it can only add support
+    # ((got + w) / (total + w) >= got / total); the other lines keep theirs.
     attribute = asked_attribute(question)
-    # "How heavy is the K2?": a line naming the weight ("Weight: 168 kg") is about the slot; the attribute weighs
-    # like the question's rarest term and only ever adds support (a line saying "168 kg heavy" loses none).
-    with_attribute = {**weights, _key(attribute): max(weights.values(), default=1.0)} if attribute else None
+    attribute_key = _key(attribute) if attribute else None
+    with_attribute = {attribute_key: max(weights.values(), default=1.0), **weights} if attribute_key else weights
     question_negated = negated(question)
     readings, owns = [], []
     for index, text in enumerate(texts):
@@ -176,11 +178,9 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 stem_sets_i = stem_sets[i]
             owns.append(stem_sets_i)
             near = previous | following | heading_keys[headings[i]]
-            own = _share(weights, stem_sets_i)
-            support = _share(weights, stem_sets_i, near)
-            if with_attribute and _key(attribute) in stem_sets_i:
-                own = max(own, _share(with_attribute, stem_sets_i))
-                support = max(support, _share(with_attribute, stem_sets_i, near))
+            weights_i = with_attribute if attribute_key in stem_sets_i else weights
+            own = _share(weights_i, stem_sets_i)
+            support = _share(weights_i, stem_sets_i, near)
             typed = tuple(typed_spans(sentence, answer_type, question))
             readings.append(SentenceReading(
                 chunk_index=index, start=start, end=end, support=support, own_support=own, spans=typed,

@@ -102,9 +102,9 @@ def test_a_line_naming_the_asked_attribute_answers_a_how_question():
     text = "# K2 specifications\n\n- Weight: 168 kg including battery\n- Payload: 25 kg per pick"
     verdict = answerability_judge("How heavy is the K2?", [evidence(text)])
     assert verdict.answerable and verdict.span == "168 kg", verdict
-    # The attribute only adds: a line that says "heavy" keeps its support.
+    # The attribute counts only where it is named: a line without it keeps its full support.
     said = answerability_judge("How heavy is the K2?", [evidence("The K2 is 168 kg heavy with its battery.")])
-    assert said.answerable and said.span == "168 kg"
+    assert said.answerable and said.span == "168 kg" and said.support == 1.0
 
 
 def test_a_question_in_the_records_answers_nothing():
