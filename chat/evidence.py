@@ -30,6 +30,17 @@ class Evidence:
     corpus: Corpus = "tenant"
     # Cosine similarity to the question in the semantic channel (None when that channel did not find it).
     vector_similarity: float | None = None
+    # The chunk's place in its record: the title, then the headings above it ("Title › Section › Sub").
+    heading_path: str = ""
+
+    @property
+    def outline(self) -> str:
+        """The record's own headings above the chunk, without the title the chunker puts first: a spec sheet's
+        "Kestrel K2 Technical Specifications › Mechanical" over "- Height: 1.45 m" whose chunk starts at
+        "## Mechanical". Empty for a record without headings. A record always has a title and the chunker puts it
+        first, as it was then: a title edited since does not match it, so the first entry is dropped unseen."""
+        parts = self.heading_path.split(" › ") if self.heading_path else []
+        return " › ".join(parts[1:] if self.title else parts)
 
     @property
     def found_by_both(self) -> bool:
@@ -51,6 +62,6 @@ def evidence_from_chunk(chunk, *, platform_tenant_id: int | None, is_platform: b
     return Evidence(
         chunk_id=chunk.pk, document_id=document.pk, title=document.title, record_url=document.record_url,
         source_kind=document.source.kind, source_name=document.source.name, text=chunk.text,
-        start=chunk.start, end=chunk.end, score=0.0,
+        start=chunk.start, end=chunk.end, score=0.0, heading_path=chunk.heading_path,
         corpus="platform" if document.tenant_id == platform_tenant_id and not is_platform else "tenant",
     )

@@ -24,7 +24,7 @@ from chat.answerability import (
     typed_spans,
 )
 from chat.evidence import Labelled
-from chat.terms import key_terms, term_set, words
+from chat.terms import asked_attribute, key_terms, stem, term_set, words
 from knowledge.sentences import sentence_spans
 
 __all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
@@ -102,6 +102,14 @@ def compose_extractive_answer(
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])
     idf = _idf(terms, labelled_evidence)
+    attribute = asked_attribute(question) if asked else None
+    if attribute and stem(attribute) not in idf:
+        # "How tall is the K2?": the line naming the height is about what was asked, another line naming the K2
+        # and a number is not. The noun counts where the evidence holds it and is no missing term where it does
+        # not ("The tower is 330 metres tall." names no height).
+        weight = _idf([stem(attribute)], labelled_evidence)[stem(attribute)]
+        if weight:
+            terms, idf = [*terms, stem(attribute)], {**idf, stem(attribute): weight}
     # Terms absent from every chunk still count in the denominator at the highest weight: a sentence that
     # covers only the easy half of a question should not score as if it covered all of it.
     missing_weight = math.log(1 + len(labelled_evidence))

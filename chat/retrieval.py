@@ -107,7 +107,7 @@ def evidence_from_hit(hit: Hit) -> Evidence:
         chunk_id=hit.chunk_id, document_id=hit.document_id, title=hit.title, record_url=hit.record_url,
         source_kind=hit.source_kind, source_name=hit.source_name, text=hit.text, start=hit.start, end=hit.end,
         score=hit.score, lexical_rank=hit.lexical_rank, vector_rank=hit.vector_rank, corpus=hit.corpus,
-        vector_similarity=hit.vector_similarity,
+        vector_similarity=hit.vector_similarity, heading_path=hit.heading_path,
     )
 
 
@@ -145,10 +145,11 @@ def evidence_widen(authority: Authority, evidence: Sequence[Evidence], *, top: i
         near_ordinals = [row["ordinal"] + d for d in range(-WIDEN_REACH, WIDEN_REACH + 1) if d]
         wanted |= Q(document_id=row["document_id"], ordinal__in=near_ordinals)
     near = {(row["document_id"], row["ordinal"]): row for row in readable_chunks(authority).filter(wanted)
-            .values("pk", "document_id", "ordinal", "token_count", "start", "end")}
+            .values("pk", "document_id", "ordinal", "token_count", "start", "end", "heading_path")}
     covered: set[int] = set()
     kept: list[Evidence] = []
     spans: dict[int, tuple[int, int, int]] = {}  # position in `kept` -> (record, start, end) to read
+    paths: dict[int, str] = {}  # position in `kept` -> the heading path every joined chunk sits under
     for rank, item in enumerate(evidence):
         if item.chunk_id in covered:
             continue  # joined to a better-ranked chunk of its record
@@ -158,11 +159,24 @@ def evidence_widen(authority: Authority, evidence: Sequence[Evidence], *, top: i
         if joined:
             spans[len(kept)] = (item.document_id, min([item.start, *(p["start"] for p in joined)]),
                                 max([item.end, *(p["end"] for p in joined)]))
+            paths[len(kept)] = shared_heading_path([item.heading_path, *(p["heading_path"] for p in joined)])
         kept.append(item)
     passages = _record_passages(authority, spans)
     # Nothing joined, or the record's text is not at hand: the chunk as found.
-    return tuple(replace(item, text=passages[i], start=spans[i][1], end=spans[i][2]) if i in passages else item
-                 for i, item in enumerate(kept))
+    return tuple(replace(item, text=passages[i], start=spans[i][1], end=spans[i][2], heading_path=paths[i])
+                 if i in passages else item for i, item in enumerate(kept))
+
+
+def shared_heading_path(paths: Sequence[str]) -> str:
+    """The headings every one of `paths` sits under ("T › Specs › Mechanical" and "T › Specs › Power" share
+    "T › Specs"): a joined passage crosses sections, and only their common outline is above all of its lines."""
+    split = [path.split(" › ") for path in paths]
+    common: list[str] = []
+    for level in zip(*split, strict=False):
+        if any(part != level[0] for part in level):
+            break
+        common.append(level[0])
+    return " › ".join(common)
 
 
 # How many chunks on each side of a best-ranked chunk `evidence_widen` may join (within its token budget).

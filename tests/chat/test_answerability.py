@@ -107,6 +107,38 @@ def test_a_line_naming_the_asked_attribute_answers_a_how_question():
     assert said.answerable and said.span == "168 kg" and said.support == 1.0
 
 
+SPEC_SHEET = "## Mechanical\n\n- Height: 1.45 m (arm stowed)\n- Weight: 168 kg including battery"
+
+
+def test_a_list_line_is_about_the_record_headings_its_chunk_sits_under():
+    # The chunk starts at "## Mechanical": the heading that names the K2 is above it in the record, and only the
+    # chunk's heading path says so. Without it the line lacks the K2 and the question is refused.
+    title = "Kestrel K2 Technical Specifications"
+    under = evidence(SPEC_SHEET, title=title, heading_path=f"{title} › {title} › Mechanical")
+    assert under.outline == f"{title} › Mechanical"
+    verdict = answerability_judge("How tall is the K2?", [under])
+    assert verdict.answerable and verdict.span == "1.45 m", verdict
+    bare = answerability_judge("How tall is the K2?", [evidence(SPEC_SHEET, title=title, heading_path=title)])
+    assert not bare.answerable and "question_words_missing" in bare.reasons, bare
+    # The title alone is no heading (see read_sentences): a record without headings has no outline.
+    assert evidence("Text.", title=title, heading_path=title).outline == ""
+    assert evidence("Text.", title="Renamed", heading_path=f"{title} › Scope").outline == "Scope"
+    assert evidence("Text.", title="", heading_path="Overview › Scope").outline == "Overview › Scope"
+
+
+def test_a_how_question_leads_with_the_line_naming_its_attribute_not_another_number():
+    # "K2" and a number are in the release notes' sentence too, and it ranks first; the line naming the height
+    # answers and leads (without the attribute as a term, the notes' sentence holds all of the question's words).
+    title = "Kestrel K2 Technical Specifications"
+    notes = evidence("K2 firmware 2.5 shipped on 2025-07-14 to the whole K2 fleet.", title="K2 Firmware 2.5")
+    specs = evidence(SPEC_SHEET, title=title, heading_path=f"{title} › {title} › Mechanical")
+    question = "How tall is the K2?"
+    verdict = answerability_judge(question, [notes, specs])
+    assert verdict.answerable and verdict.chunk_id == specs.chunk_id
+    composed = compose_extractive_answer(question, labelled(notes, specs), lead=verdict)
+    assert composed.sentences[0].sentence == "Height: 1.45 m (arm stowed)", composed.sentences
+
+
 def test_a_question_in_the_records_answers_nothing():
     question = "How long does a new laptop take?"
     asked = "[2025-03-12 11:02] Chloe Tan: How long does a new laptop usually take?"

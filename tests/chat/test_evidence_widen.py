@@ -122,3 +122,41 @@ def test_an_answer_cites_the_widened_passage(world, survey, no_cache):
                                provider=ExtractiveProvider()))
     assert "48" not in other[-1].data["answer"]
     assert all(c["document_id"] != document.pk for c in other[-1].data["citations"])
+
+
+SPECS = ("# Kestrel K2 Technical Specifications\n\n"
+         "## Mechanical\n\n- Height: 1.45 m (arm stowed)\n- Weight: 168 kg including battery\n\n"
+         "## Power\n\n- Battery: 48 V lithium-iron-phosphate\n- Runtime: about 9 hours of typical picking\n")
+
+
+def test_a_widened_passage_keeps_the_headings_all_its_chunks_sit_under(world, corpus):
+    document = ingest(world, corpus.acme_wiki, external_id="k2-specs", title="K2 specs", body=SPECS,
+                      format="markdown")
+    chunks = list(Chunk.objects.filter(document=document).order_by("ordinal"))
+    mechanical = next(c for c in chunks if "Height" in c.text)
+    assert mechanical.heading_path == "K2 specs › Kestrel K2 Technical Specifications › Mechanical"
+    authority = world.authority(world.member)
+    alone = _evidence(world, mechanical, world.member)
+    assert alone.outline == "Kestrel K2 Technical Specifications › Mechanical"
+    [widened] = evidence_widen(authority, [alone], top=1, max_tokens=1000)
+    assert "Runtime" in widened.text and "Height" in widened.text
+    # The passage crosses into "Power": only the headings above both sections are above all of its lines.
+    assert widened.heading_path == "K2 specs › Kestrel K2 Technical Specifications"
+
+
+def test_a_spec_line_under_a_sub_heading_answers_a_how_question(world, corpus, no_cache):
+    """"How tall is the K2?": the line says "Height: 1.45 m" under "## Mechanical"; the K2 is named by the
+    record's heading above that section. Read from the search, cited, and nothing else quoted."""
+    document = ingest(world, corpus.acme_wiki, external_id="k2-specs", title="K2 specs", body=SPECS,
+                      format="markdown")
+    authority = world.authority(world.member)
+    events = list(answer_events(authority, question="How tall is the K2?",
+                                conversation=conversation_start(authority, title="t"), provider=ExtractiveProvider()))
+    final = events[-1].data
+    assert final["outcome"] == "answered" and final["answer"] == "Height: 1.45 m (arm stowed) [S1]", final["answer"]
+    assert [c["document_id"] for c in final["citations"]] == [document.pk]
+    # Globex cannot read acme's record: the same question finds nothing.
+    outsider = world.authority(world.outsider, world.globex)
+    other = list(answer_events(outsider, question="How tall is the K2?",
+                               conversation=conversation_start(outsider, title="t"), provider=ExtractiveProvider()))
+    assert other[-1].data["outcome"] != "answered" and "1.45" not in other[-1].data["answer"]
