@@ -256,9 +256,8 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
     def absent(r: SentenceReading) -> list[str]:
         if not NAMES_NEAR_ANSWER:
             return absent_by_chunk[r.chunk_index]
-        text = top[r.chunk_index].text
         item = top[r.chunk_index]
-        near = f"{item.title}\n{item.outline}\n{text[slice(*r.heading)]}\n{text[slice(*r.window)]}"
+        near = f"{item.title}\n{item.outline}\n{item.text[slice(*r.heading)]}\n{item.text[slice(*r.window)]}"
         return identifiers_absent(question, near)
 
     bar = min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)
