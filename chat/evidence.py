@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from knowledge.chunking import heading_outline
+
 Corpus = Literal["tenant", "platform"]
 
 
@@ -35,12 +37,9 @@ class Evidence:
 
     @property
     def outline(self) -> str:
-        """The record's own headings above the chunk, without the title the chunker puts first: a spec sheet's
-        "Kestrel K2 Technical Specifications › Mechanical" over "- Height: 1.45 m" whose chunk starts at
-        "## Mechanical". Empty for a record without headings. A record always has a title and the chunker puts it
-        first, as it was then: a title edited since does not match it, so the first entry is dropped unseen."""
-        parts = self.heading_path.split(" › ") if self.heading_path else []
-        return " › ".join(parts[1:] if self.title else parts)
+        """The record's own headings above the chunk (`heading_outline`): a spec sheet's "Kestrel K2 Technical
+        Specifications › Mechanical" over "- Height: 1.45 m" whose chunk starts at "## Mechanical"."""
+        return heading_outline(self.heading_path)
 
     @property
     def found_by_both(self) -> bool:

@@ -24,6 +24,7 @@ from chat.sql import word_lexemes
 from chat.terms import OPENS_QUESTION, content_words, key_terms, stem
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
+from knowledge.chunking import shared_heading_path
 from knowledge.retrieval import Hit, QueryVector, hybrid_search, query_vectors
 from knowledge.retrieval.hints import probe_query
 from knowledge.retrieval.lexical import corpus_stats, idf_for, query_lexemes
@@ -165,18 +166,6 @@ def evidence_widen(authority: Authority, evidence: Sequence[Evidence], *, top: i
     # Nothing joined, or the record's text is not at hand: the chunk as found.
     return tuple(replace(item, text=passages[i], start=spans[i][1], end=spans[i][2], heading_path=paths[i])
                  if i in passages else item for i, item in enumerate(kept))
-
-
-def shared_heading_path(paths: Sequence[str]) -> str:
-    """The headings every one of `paths` sits under ("T › Specs › Mechanical" and "T › Specs › Power" share
-    "T › Specs"): a joined passage crosses sections, and only their common outline is above all of its lines."""
-    split = [path.split(" › ") for path in paths]
-    common: list[str] = []
-    for level in zip(*split, strict=False):
-        if any(part != level[0] for part in level):
-            break
-        common.append(level[0])
-    return " › ".join(common)
 
 
 # How many chunks on each side of a best-ranked chunk `evidence_widen` may join (within its token budget).

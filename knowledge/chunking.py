@@ -21,6 +21,28 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n+")
 
 
+# Between the entries of a chunk's heading path: the document title, then the headings above the chunk.
+PATH_SEPARATOR = " › "
+
+
+def heading_outline(heading_path: str) -> str:
+    """The record's own headings in a chunk's heading path: the path without the document title the chunker
+    puts first (every document has one; a title edited since ingestion is still the first entry). Empty for a
+    record without headings."""
+    return PATH_SEPARATOR.join(heading_path.split(PATH_SEPARATOR)[1:])
+
+
+def shared_heading_path(paths: list[str]) -> str:
+    """The headings every one of `paths` sits under ("T › Specs › Mechanical" and "T › Specs › Power" share
+    "T › Specs"): a passage joined across sections has only their common outline above all of its lines."""
+    common: list[str] = []
+    for level in zip(*(path.split(PATH_SEPARATOR) for path in paths), strict=False):
+        if any(part != level[0] for part in level):
+            break
+        common.append(level[0])
+    return PATH_SEPARATOR.join(common)
+
+
 @dataclass(frozen=True)
 class ChunkSpan:
     start: int
@@ -89,7 +111,7 @@ def _heading_paths(title: str, headings: list[Heading], length: int) -> list[tup
         while stack and stack[-1].level >= heading.level:
             stack.pop()
         stack.append(heading)
-        path = " › ".join([title, *(h.title for h in stack)]) if title else " › ".join(h.title for h in stack)
+        path = PATH_SEPARATOR.join([title, *(h.title for h in stack)] if title else [h.title for h in stack])
         sections.append((heading.start, boundaries[i + 1], path))
     return sections
 

@@ -19,6 +19,7 @@ from groundwork.authority import Authority
 from groundwork.page_access import page_found, tenant_page
 
 from . import selectors
+from .chunking import heading_outline
 from .links import document_viewer_url
 from .models import Chunk, Source, Visibility
 from .rendering import chars_parse, document_blocks, external_url
@@ -127,8 +128,7 @@ def toc_entries(chunks: list[Chunk]) -> list[TocEntry]:
     entries: list[TocEntry] = []
     previous = None
     for chunk in chunks:
-        # heading_path starts with the document title ("Title › Section › Sub"); the title alone is no entry.
-        label = chunk.location if by_location else " › ".join(chunk.heading_path.split(" › ")[1:])
+        label = chunk.location if by_location else heading_outline(chunk.heading_path)  # the title alone: none
         if not label:
             previous = None
             continue

@@ -123,7 +123,6 @@ def test_a_list_line_is_about_the_record_headings_its_chunk_sits_under():
     # The title alone is no heading (see read_sentences): a record without headings has no outline.
     assert evidence("Text.", title=title, heading_path=title).outline == ""
     assert evidence("Text.", title="Renamed", heading_path=f"{title} › Scope").outline == "Scope"
-    assert evidence("Text.", title="", heading_path="Overview › Scope").outline == "Overview › Scope"
 
 
 def test_a_how_question_leads_with_the_line_naming_its_attribute_not_another_number():

@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knowledge.chunking import chunk_document, count_tokens
+from knowledge.chunking import chunk_document, count_tokens, heading_outline, shared_heading_path
 from knowledge.parsing import parse_body, parse_html, parse_markdown
 
 WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=12)
@@ -63,3 +63,15 @@ def test_unknown_format_and_empty_text_are_errors():
         parse_body("x", "pdf")
     with pytest.raises(ParseError, match="no text"):
         parse_body(" \n\t ", "text")
+
+
+def test_a_heading_path_gives_the_records_own_headings_and_what_paths_share():
+    parsed = parse_markdown("# Specs\n\n## Mechanical\n\nHeight: 1.45 m.\n\n## Power\n\nRuntime: 9 hours.\n")
+    paths = [c.heading_path for c in chunk_document(parsed.text, parsed.headings, title="K2 sheet", budget=50)]
+    assert paths == ["K2 sheet › Specs", "K2 sheet › Specs › Mechanical", "K2 sheet › Specs › Power"]
+    # The title is not a heading of the record; a record without headings has no outline.
+    assert [heading_outline(p) for p in paths] == ["Specs", "Specs › Mechanical", "Specs › Power"]
+    assert heading_outline("K2 sheet") == ""
+    assert shared_heading_path(paths[1:]) == "K2 sheet › Specs"
+    assert shared_heading_path([paths[1]]) == paths[1]
+    assert shared_heading_path(["A › B", "C › B"]) == ""
