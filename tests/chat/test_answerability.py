@@ -187,6 +187,14 @@ def test_verdict_refuses_negation_on_one_side_only():
     assert not verdict.answerable and "negation_mismatch" in verdict.reasons
 
 
+def test_a_phrase_with_without_negates_nothing():
+    # "without a ticket" says how, not that the sentence's claim is false: the amount answers. (On SQuAD's odd
+    # articles, dropping "without" from the negation words changed no verdict.)
+    verdict = answerability_judge("How much can I expense for a monitor?", [
+        evidence("Monitors, docks and keyboards up to $400 can be expensed without a ticket.")])
+    assert verdict.answerable and verdict.span == "$400", verdict
+
+
 def test_verdict_refuses_an_antonym():
     assert antonym_conflict("When did the Normans lose their identity?", "They gained their identity.") == "lose/gain"
     assert antonym_conflict("When did the Normans gain their identity?", "They gained their identity.") is None
