@@ -26,7 +26,9 @@ State = TypeVar("State", bound=Hashable)
 # manager" asks for reports_to).
 PREDICATE_WORDS: dict[str, tuple[str, ...]] = {
     "budget": ("budget", "budgets", "funding", "allocated", "allocation"),
-    "fleet_size": ("how many robots", "number of robots", "fleet size", "robots", "fleet"),
+    # "robots" or "fleet" alone asks for nothing ("What firmware runs on the Northgate fleet?"): a count or size must
+    # be asked for with it (PREDICATE_WORD_PAIRS).
+    "fleet_size": ("how many robots", "number of robots", "fleet size", "size of the fleet", "robot count"),
     "role": ("role", "title", "position", "job", "head of", "director of", "lead of"),
     "owns": ("owner", "owns", "own", "owned", "responsible for", "accountable for", "in charge of"),
     "status": ("status", "stage"),
@@ -36,9 +38,11 @@ PREDICATE_WORDS: dict[str, tuple[str, ...]] = {
 }
 WEAK_ROLE_WORDS = ("who is", "who was", "who's", "who runs", "who leads", "who led", "who ran", "who heads",
                    "who headed")
-# A formal question parts its verb from "to": "To whom does Sofia Alvarez report?". Both words must be present,
-# each as a whole word.
+# A formal question parts its verb from "to": "To whom does Sofia Alvarez report?"; "How many K2 robots ...?" puts a
+# name between the count and its noun. Both words must be present, each as a whole word.
 PREDICATE_WORD_PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
+    "fleet_size": (("how many", "robots"), ("how many", "units"), ("number of", "units"), ("how big", "fleet"),
+                   ("how large", "fleet")),
     "reports_to": (("whom", "report"), ("whom", "reports"), ("whom", "reported")),
     "owns": (("whom", "belong"), ("whom", "belongs"), ("whom", "belonged")),
 }

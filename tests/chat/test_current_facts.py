@@ -151,6 +151,11 @@ def test_only_state_questions_touch_the_database(world, django_assert_num_querie
     assert asked_predicates("Who is Ben Moreau's manager?") == ["reports_to"]  # "who is" is weak
     assert asked_predicates("Who is Marcus Lee?") == ["role"]
     assert asked_predicates("How many robots are in the Northgate pilot?") == ["fleet_size"]
+    assert asked_predicates("How many K2 robots does Northgate have?") == ["fleet_size"]
+    assert asked_predicates("What is the Northgate fleet size?") == ["fleet_size"]
+    # "fleet" or "robots" without a count asks for something else about them.
+    assert asked_predicates("What firmware version runs on the Northgate fleet?") == []
+    assert asked_predicates("Which robots shipped from Reno?") == []
     # a formal question parts the verb from its "to"; both words must be there
     assert asked_predicates("To whom does Sofia Alvarez report?") == ["reports_to"]
     assert asked_predicates("To whom does the Perch roadmap belong?") == ["owns"]
