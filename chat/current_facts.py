@@ -325,7 +325,7 @@ def _state_facts(authority: Authority, question: str, *, now: datetime | None,
             continue
         for claim in members:
             previous, later = neighbours[claim.pk]
-            lines.extend(_lead_lines(claim, previous, later, evidence, asked))
+            lines.extend(_lead_lines(claim, previous, later, evidence, asked, by_subject))
     lines = [line for line in lines if line is not None and line.evidence]
     if not lines:
         return None
@@ -396,7 +396,7 @@ def _successor(claim: Claim, pool: Mapping[int, Claim], asked: AskedTime, by_sub
 
 
 def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evidence: Mapping[int, Evidence],
-                asked: AskedTime) -> list[FactLine]:
+                asked: AskedTime, by_subject: bool = False) -> list[FactLine]:
     own = evidence.get(claim.pk)
     if own is None:
         return []
@@ -415,7 +415,10 @@ def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evide
     cited = [own]
     if previous is not None and previous.pk in evidence:
         before = previous.object_value if previous.subject_id == claim.subject_id else previous.subject.name
-        text += f"; previously {_braces(before)} ({_span(previous)}) {_cite(evidence[previous.pk])}"
+        # Asked about Marcus Lee, "previously Priya Nair" would read as his former role: she is whom he took over from.
+        took_over = by_subject and previous.subject_id != claim.subject_id
+        text += (f"; {'taking over from' if took_over else 'previously'} {_braces(before)} ({_span(previous)}) "
+                 f"{_cite(evidence[previous.pk])}")
         cited.append(evidence[previous.pk])
     text += "."
     lines = [FactLine(template=text, evidence=tuple(cited))]

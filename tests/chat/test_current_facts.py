@@ -231,6 +231,20 @@ def test_what_replaced_a_past_value_is_the_next_value_of_the_slot_the_question_a
     assert lines[0].startswith("As of June 2025, Priya Nair was Head of Support") and "Marcus Lee" in lines[1], lines
 
 
+def test_a_holder_asked_about_took_over_from_the_previous_holder(world, docs):  # noqa: F811
+    """Marcus Lee's claim superseded Priya Nair's: that is what the *role* replaced, not Marcus's former role, so an
+    answer about him says whom he took over from."""
+    _support_heads(world, docs)
+    member = world.authority(world.member)
+    [marcus] = [line.template for line in current_facts(member, "What is Marcus Lee's role?", now=NOW).lines]
+    took_over = r"Marcus Lee is Head of Support since 2025-09-01 \{c\d+\}; taking over from Priya Nair \("
+    assert re.match(took_over, marcus), marcus
+    role = current_facts(member, "Who is Head of Support?", now=NOW).lines[0].template
+    assert role.startswith("Marcus Lee is Head of Support") and "previously Priya Nair (" in role, role
+    priya = current_facts(member, "What is Priya Nair's role?", now=NOW).lines[0].template
+    assert "Director" in priya and "previously Head of Support (" in priya, priya
+
+
 def test_answer_leads_with_the_current_fact_and_its_labels_are_sources(world, docs, no_cache):  # noqa: F811
     c_old, c_new = _budget(world, docs)
     final = ask_json(world.client(world.member), "What is the FY2026 R&D budget?").json()
