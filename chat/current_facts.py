@@ -396,7 +396,7 @@ def _successor(claim: Claim, pool: Mapping[int, Claim], asked: AskedTime, by_sub
 
 
 def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evidence: Mapping[int, Evidence],
-                asked: AskedTime, by_subject: bool = False) -> list[FactLine]:
+                asked: AskedTime, by_subject: bool) -> list[FactLine]:
     own = evidence.get(claim.pk)
     if own is None:
         return []
@@ -414,11 +414,11 @@ def _lead_lines(claim: Claim, previous: Claim | None, later: Claim | None, evide
     text += f" {_cite(own)}"
     cited = [own]
     if previous is not None and previous.pk in evidence:
-        before = previous.object_value if previous.subject_id == claim.subject_id else previous.subject.name
+        other_holder = previous.subject_id != claim.subject_id
+        before = previous.subject.name if other_holder else previous.object_value
         # Asked about Marcus Lee, "previously Priya Nair" would read as his former role: she is whom he took over from.
-        took_over = by_subject and previous.subject_id != claim.subject_id
-        text += (f"; {'taking over from' if took_over else 'previously'} {_braces(before)} ({_span(previous)}) "
-                 f"{_cite(evidence[previous.pk])}")
+        word = "taking over from" if other_holder and by_subject else "previously"
+        text += f"; {word} {_braces(before)} ({_span(previous)}) {_cite(evidence[previous.pk])}"
         cited.append(evidence[previous.pk])
     text += "."
     lines = [FactLine(template=text, evidence=tuple(cited))]

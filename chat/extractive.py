@@ -103,13 +103,14 @@ def compose_extractive_answer(
         return ExtractiveAnswer(text="", sentences=[])
     idf = _idf(terms, labelled_evidence)
     attribute = asked_attribute(question) if asked else None
-    if attribute and stem(attribute) not in idf:
+    attribute_term = stem(attribute) if attribute else None
+    if attribute_term and attribute_term not in idf:
         # "How tall is the K2?": the line naming the height is about what was asked, another line naming the K2
         # and a number is not. The noun counts where the evidence holds it and is no missing term where it does
         # not ("The tower is 330 metres tall." names no height).
-        weight = _idf([stem(attribute)], labelled_evidence)[stem(attribute)]
+        weight = _idf([attribute_term], labelled_evidence)[attribute_term]
         if weight:
-            terms, idf = [*terms, stem(attribute)], {**idf, stem(attribute): weight}
+            terms, idf = [*terms, attribute_term], {**idf, attribute_term: weight}
     # Terms absent from every chunk still count in the denominator at the highest weight: a sentence that
     # covers only the easy half of a question should not score as if it covered all of it.
     missing_weight = math.log(1 + len(labelled_evidence))

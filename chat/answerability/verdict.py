@@ -247,8 +247,9 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
     top = list(evidence[: max(top_k, 1)])
     if not top:
         return Verdict(False, answer_type, reasons=("no_evidence",)), []
+    outlines = [item.outline for item in top]
     readings = read_sentences(question, [item.text for item in top], term_weights=term_weights,
-                              answer_type=answer_type, outlines=[item.outline for item in top])
+                              answer_type=answer_type, outlines=outlines)
     if not readings:
         return Verdict(False, answer_type, reasons=("no_sentence",)), []
     absent_by_chunk = [identifiers_absent(question, f"{item.title}\n{item.text}") for item in top]
@@ -257,7 +258,8 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
         if not NAMES_NEAR_ANSWER:
             return absent_by_chunk[r.chunk_index]
         item = top[r.chunk_index]
-        near = f"{item.title}\n{item.outline}\n{item.text[slice(*r.heading)]}\n{item.text[slice(*r.window)]}"
+        near = (f"{item.title}\n{outlines[r.chunk_index]}\n{item.text[slice(*r.heading)]}\n"
+                f"{item.text[slice(*r.window)]}")
         return identifiers_absent(question, near)
 
     bar = min_support if answer_type in FACTOID_TYPES else min(min_support, OPEN_MIN_SUPPORT)
