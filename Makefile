@@ -60,9 +60,11 @@ browser:
 layers: venv
 	$(BIN)/lint-imports --no-cache
 
+# The suite runs on one pytest-xdist worker per core (PYTEST_WORKERS=0: in one process), then the `serial` tests
+# alone (scripts/run_suite.py); PYTEST_ARGS go to both parts.
 test: venv browser
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python scripts/with_redis.py $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python scripts/with_redis.py $(BIN)/python scripts/run_suite.py $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .

@@ -28,6 +28,14 @@ hypothesis_settings.register_profile("groundwork", deadline=None)
 hypothesis_settings.load_profile("groundwork")
 
 
+def pytest_collection_modifyitems(items):
+    # The worker tests share the Redis broker's queues (and start worker processes that take connections): under
+    # pytest-xdist one worker runs them one after another (scripts/run_suite.py, `--dist loadgroup`).
+    for item in items:
+        if item.get_closest_marker("worker"):
+            item.add_marker(pytest.mark.xdist_group("system"))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _inline_tasks():
     # Tests run tasks inline unless a test starts a real worker itself.

@@ -7,18 +7,38 @@ policies themselves are put on after every migrate (groundwork.rls_tables.rls_po
 the tenant-scoped tables of later apps do not exist yet when this runs.
 """
 
+import time
+
 from django.conf import settings
-from django.db import migrations
+from django.db import DatabaseError, migrations, transaction
 from psycopg import sql
+
+# Roles are the cluster's, not a database's: two databases of one server migrated at once (the test suite's
+# parallel workers, each with its own test database) race on the same pg_authid row ("tuple concurrently
+# updated", or a duplicate role name). Advisory locks are per database and cannot serialise that, so each
+# cluster-wide statement is retried in a savepoint; the winner's effect is the same as ours.
+_CLUSTER_RETRIES = 20
 
 
 def _role() -> sql.Identifier:
     return sql.Identifier(settings.DATABASE_APP_ROLE)
 
 
+def _cluster_statement(schema_editor, cursor, statement) -> None:
+    for attempt in range(_CLUSTER_RETRIES):
+        try:
+            with transaction.atomic(using=schema_editor.connection.alias):
+                cursor.execute(statement)
+            return
+        except DatabaseError:
+            if attempt == _CLUSTER_RETRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
 def role_create(apps, schema_editor):
     role = _role()
-    statements = [
+    cluster = [
         # The role is cluster-wide (the test database shares it): create it once, and make sure of its attributes.
         sql.SQL("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = {name}) THEN "
                 "CREATE ROLE {role} NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE; END IF; END $$").format(
@@ -31,6 +51,8 @@ def role_create(apps, schema_editor):
         # Server settings, not data: tools and the embedded-server checks read e.g. data_directory.
         sql.SQL("DO $$ BEGIN GRANT pg_read_all_settings TO {role}; "
                 "EXCEPTION WHEN insufficient_privilege THEN NULL; END $$").format(role=role),
+    ]
+    statements = [
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role),
         sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {}").format(role),
         sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {}").format(role),
@@ -44,6 +66,8 @@ def role_create(apps, schema_editor):
             sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT MAINTAIN ON TABLES TO {}").format(role),
         ]
     with schema_editor.connection.cursor() as cursor:
+        for statement in cluster:
+            _cluster_statement(schema_editor, cursor, statement)
         for statement in statements:
             cursor.execute(statement)
 

@@ -24,7 +24,9 @@ from django.db import connection, connections
 from groundwork.bench.production_server import database_url_of, production_server
 from groundwork.services import api_key_issue_delegated
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Production servers hold real pools of connections: under pytest-xdist one worker runs these one after another,
+# with the worker tests, so two never share the server's connection limit at once (scripts/run_suite.py).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("system")]
 
 
 def _get(url: str, *, key: str | None = None, cookie: str | None = None, timeout: float = 30) -> tuple[int, dict, str]:
@@ -144,6 +146,8 @@ def _embedded_server():
                                                                                 else None)
 
 
+# Stopping the server every test database lives on: this runs alone, after the parallel part of the suite.
+@pytest.mark.serial
 @pytest.mark.skipif(not settings.EMBEDDED_DATABASE, reason="restarts the embedded PostgreSQL; DATABASE_URL is set")
 def test_database_restart_gives_503_then_recovers_without_restarting_the_server(world):
     from pgserver._commands import pg_ctl
