@@ -41,8 +41,10 @@ MIN_SENTENCE_WORDS = 3
 # Score added to a sentence holding a span of the question's answer type (a date for "when", a name for
 # "who"): more than the gap between a sentence restating the question and one answering it in other words.
 TYPED_BONUS = 0.3
-# Score added to the answer sentence the answerability verdict found, so it leads the answer.
-LEAD_BONUS = 0.5
+# The answer sentence the answerability verdict found leads whatever its score (`_choose`). A score bonus did not
+# always lead: a better-ranked record's goal ("Reach 120 picks per robot-hour") outscored the result the judge
+# chose ("131 in week 11") by its rank and words. On SQuAD's odd articles, judged offline, the span hits were the
+# same as with the bonus of 0.5 it replaces; 66 of ~1,200 answers keep one more sentence.
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ def compose_extractive_answer(
     missing_weight = math.log(1 + len(labelled_evidence))
     total_weight = sum(weight or missing_weight for weight in idf.values())
 
-    candidates: list[tuple[float, int, ExtractedSentence, set[str]]] = []
+    candidates: list[tuple[bool, float, int, ExtractedSentence, set[str]]] = []
     for rank, item in enumerate(labelled_evidence):
         text = item.evidence.text
         for start, end in sentence_spans(text):
@@ -133,24 +135,24 @@ def compose_extractive_answer(
             if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
                 continue  # says only what the question says: it cannot hold the answer
             score = matched / total_weight + RANK_BONUS / (1 + rank)
-            # The bonuses order the choice; `score` stays the coverage score the provider's floor compares.
-            bonus = (TYPED_BONUS if typed else 0.0) + (LEAD_BONUS if leads else 0.0)
+            # The bonus orders the choice; `score` stays the coverage score the provider's floor compares.
             extracted = ExtractedSentence(sentence=sentence, label=item.label, start=start, end=end,
                                           doc_start=item.evidence.start + start, doc_end=item.evidence.start + end,
                                           score=round(score, 6))
-            candidates.append((score + bonus, rank, extracted, stems))
+            candidates.append((leads, score + (TYPED_BONUS if typed else 0.0), rank, extracted, stems))
 
     sentences = _choose(candidates, max_sentences)
     text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
     return ExtractiveAnswer(text=text, sentences=sentences)
 
 
-def _choose(candidates: list[tuple[float, int, ExtractedSentence, set[str]]],
+def _choose(candidates: list[tuple[bool, float, int, ExtractedSentence, set[str]]],
             max_sentences: int) -> list[ExtractedSentence]:
-    """The best `max_sentences` candidates, near-duplicates collapsed, in reading order."""
-    candidates = sorted(candidates, key=lambda c: (-c[0], c[1], c[2].start))
+    """The best `max_sentences` candidates (the verdict's sentence first), near-duplicates collapsed, in reading
+    order."""
+    candidates = sorted(candidates, key=lambda c: (not c[0], -c[1], c[2], c[3].start))
     chosen: list[tuple[int, ExtractedSentence, set[str]]] = []
-    for _score, rank, extracted, stems in candidates:
+    for _leads, _score, rank, extracted, stems in candidates:
         if len(chosen) >= max_sentences:
             break
         if any(_near_duplicate(stems, other) for _, _, other in chosen):

@@ -10,6 +10,8 @@ paragraph that says when they gained it). This package decides per question, off
    (the answer slot filled), the question's other content words in the sentence or the one next to it,
    negation on one side only, and the question's names, codes and numbers occurring in the record at all;
 3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
+   Asked when something happened or how many it reached, a sentence stating the event is chosen before one
+   stating a plan or goal ("went live on 2025-05-12", not "| 2025-05-05 | Planned go-live |").
 
 `answerability_judge` is the one interface (chat.answerability.judge): the rules' own bars by default, or
 with ANSWERABILITY_JUDGE=learned a logistic regression fitted over these readings in place of the support bar
@@ -32,10 +34,12 @@ from chat.answerability.answer_types import (
 )
 from chat.answerability.conflicts import (
     antonym_conflict,
+    asks_what_happened,
     heading_at,
     identifiers_absent,
     is_heading,
     restates_question,
+    states_intention,
     swapped_entity,
 )
 from chat.answerability.decide import answerability_decide, judged
@@ -49,6 +53,7 @@ __all__ = [
     "Verdict",
     "answerability_decide",
     "asks_something",
+    "asks_what_happened",
     "judged",
     "answerability_judge",
     "antonym_conflict",
@@ -60,6 +65,7 @@ __all__ = [
     "read_sentences",
     "restates_question",
     "rules_judge",
+    "states_intention",
     "swapped_entity",
     "typed_spans",
 ]

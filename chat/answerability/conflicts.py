@@ -20,6 +20,29 @@ def negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
 
 
+# Words that state an intention, not an event: "| 2025-05-05 | Planned go-live |", "Reach 120 picks per robot-hour"
+# under "## Goals", "The pilot will use 12 robots". Compared with a plan ("later than planned", "as expected"), a
+# sentence states what happened; a parenthesis is an aside ("131 in week 11 (target 120)").
+_INTENTION = re.compile(r"\b(?:plan|plans|planned|planning|scheduled|expect|expects|expected|target|targets|"
+                        r"targeted|goal|goals|aim|aims|intend|intends|intended|proposed|forecast|forecasts|will)\b",
+                        re.IGNORECASE)
+_COMPARED_WITH_PLAN = re.compile(r"\b(?:than|as)\s+(?:planned|scheduled|expected|targeted|intended|forecast)\b",
+                                 re.IGNORECASE)
+_PARENTHESIS = re.compile(r"\([^()]*\)")
+# A question in the past asks what happened ("When did the pilot go live?", "How many picks did it reach?").
+_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+
+
+def states_intention(text: str) -> bool:
+    """Whether `text` states a plan, goal or expectation rather than an event."""
+    return bool(_INTENTION.search(_COMPARED_WITH_PLAN.sub(" ", _PARENTHESIS.sub(" ", text))))
+
+
+def asks_what_happened(question: str) -> bool:
+    """A question in the past tense that does not itself ask about a plan ("What was the planned go-live?")."""
+    return bool(_PAST.search(question)) and not states_intention(question)
+
+
 def negation_mismatch(question_negated: bool, sentence_negated: bool, answer_type: AnswerType) -> bool:
     """A question asking what did *not* happen is not answered by a sentence saying what did. The reverse
     (a negated sentence for a plain question) only counts for a factoid: descriptive prose is full of "not"."""

@@ -9,12 +9,14 @@ from chat.answerability import (
     answerability_judge,
     antonym_conflict,
     asks_something,
+    asks_what_happened,
     expected_answer_type,
     heading_at,
     identifiers_absent,
     is_heading,
     is_question,
     restates_question,
+    states_intention,
     swapped_entity,
     typed_spans,
 )
@@ -307,3 +309,51 @@ def test_the_judge_decides_short_questions_and_abstains_on_statements_and_long_d
     long = ("What methods are there for encoding, automatically matching, and automatically drawing structures "
             "extended in two dimensions, like the structural formulas for chemical compounds?")
     assert not judged(long)
+
+
+@pytest.mark.parametrize(("text", "intends"), [
+    ("| 2025-05-05 | Planned go-live |", True),
+    ("The pilot will use 12 K2 robots.", True),
+    ("Goals", True),
+    ("The Northgate pilot went live on 2025-05-12, one week later than planned.", False),  # compared with the plan
+    ("Average picks per robot-hour: 131 in week 11 (target 120).", False),  # the target is an aside
+    ("12 K2 robots are in the Northgate pilot.", False),
+])
+def test_a_plan_or_goal_is_told_from_an_event(text, intends):
+    assert states_intention(text) is intends
+
+
+@pytest.mark.parametrize(("question", "happened"), [
+    ("When did the Northgate pilot go live?", True),
+    ("How many picks per robot-hour did Northgate reach?", True),
+    ("When was the planned go-live?", False),  # asks about the plan itself
+    ("When does the pilot go live?", False),
+    ("What is the target for picks per robot-hour?", False),
+])
+def test_a_question_in_the_past_asks_what_happened(question, happened):
+    assert asks_what_happened(question) is happened
+
+
+PILOT_PLAN = ("## Timeline\n\n| Date | Milestone |\n|---|---|\n| 2025-04-07 | Docks installed |\n"
+              "| 2025-05-05 | Planned go-live for the Northgate pilot |\n\n## Goals\n\n"
+              "- Reach 120 picks per robot-hour at Northgate by the end of week 6.\n")
+PILOT_STATUS = ("The Northgate pilot went live on 2025-05-12, one week later than planned.\n\n"
+                "## Results so far\n\n- Average picks per robot-hour: 131 in week 11 (target 120).\n")
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("When did the Northgate pilot go live?", "2025-05-12"),
+    ("How many picks per robot-hour did Northgate reach?", "131"),
+])
+def test_asked_what_happened_the_event_answers_before_the_plan(question, answer):
+    # The plan ranks first and holds the question's words as well as the status does (its goal line more of them):
+    # the event answers, and the extractive answer leads with it.
+    plan = evidence(PILOT_PLAN, title="Northgate Pilot Plan")
+    status = evidence(PILOT_STATUS, title="Northgate Pilot Status")
+    verdict = answerability_judge(question, [plan, status])
+    assert verdict.answerable and verdict.chunk_id == status.chunk_id and answer in verdict.sentence, verdict
+    composed = compose_extractive_answer(question, labelled(plan, status), lead=verdict)
+    assert answer in composed.sentences[0].sentence, composed.sentences
+    # With only the plan, the plan still answers: a plan is no refusal.
+    alone = answerability_judge(question, [plan])
+    assert alone.answerable and alone.chunk_id == plan.chunk_id, alone
