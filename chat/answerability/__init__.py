@@ -11,7 +11,8 @@ paragraph that says when they gained it). This package decides per question, off
    negation on one side only, and the question's names, codes and numbers occurring in the record at all;
 3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
    Asked when something happened or how many it reached, a sentence stating the event is chosen before one
-   stating a plan or goal ("went live on 2025-05-12", not "| 2025-05-05 | Planned go-live |").
+   stating a plan or goal ("went live on 2025-05-12", not "| 2025-05-05 | Planned go-live |"); asked how many
+   of a noun, a sentence giving a number of it ("all 4 Northgate docks", not "Dock 3 … 71 °C").
 
 `answerability_judge` is the one interface (chat.answerability.judge): the rules' own bars by default, or
 with ANSWERABILITY_JUDGE=learned a logistic regression fitted over these readings in place of the support bar
@@ -28,6 +29,8 @@ from chat.answerability.answer_types import (
     FACTOID_TYPES,
     AnswerType,
     asks_something,
+    counted_noun,
+    counts,
     expected_answer_type,
     is_question,
     typed_spans,
@@ -54,6 +57,8 @@ __all__ = [
     "answerability_decide",
     "asks_something",
     "asks_what_happened",
+    "counted_noun",
+    "counts",
     "judged",
     "answerability_judge",
     "antonym_conflict",

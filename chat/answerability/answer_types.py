@@ -204,3 +204,27 @@ _QUESTION_FORM = re.compile(r"\?\s*$|^\s*(?:who|whom|whose|what|which|when|where
 def is_question(text: str) -> bool:
     """A question rather than a statement or a keyword query: only a question has an answer slot to fill."""
     return bool(_QUESTION_FORM.search(normalise(text)))
+
+
+# "How many charging docks are at Northgate?": the noun counted is the last word before the verb.
+_HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w-]*\s+){0,3}?)([a-z][\w-]*)\s+(?:are|is|were|was|did|do|does|"
+                       r"have|has|had|can|could|will|would|should|must|in|at|on|of|per|for|to|from|with|by)\b",
+                       re.IGNORECASE)
+_COUNT_BEFORE = rf"(?:\d[\d,.]*|(?:{_NUMBER_WORDS}))"
+
+
+def counted_noun(question: str) -> str | None:
+    """The noun a "how many" question counts ("docks" in "How many charging docks are at Northgate?"), or None."""
+    match = _HOW_MANY.search(normalise(question))
+    return match.group(2).lower() if match else None
+
+
+def counts(sentence: str, noun: str) -> bool:
+    """Whether `sentence` gives a number of `noun`: the number before it ("all 4 Northgate docks", "4 charging
+    docks") or after it as a label's value ("Average picks per robot-hour: 131"). "Dock 3" names a dock."""
+    key = stem(noun)
+    after = re.finditer(rf"\b{_COUNT_BEFORE}\b((?:[\s-]+[\w-]+){{1,3}})", sentence, re.IGNORECASE)
+    if any(key in {stem(w) for w in words(m.group(1))} for m in after):
+        return True
+    labels = re.finditer(r"([\w\s-]{1,60}):\s*(?:about\s+|around\s+)?\d", sentence)
+    return any(key in {stem(w) for w in words(m.group(1))} for m in labels)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from chat.answerability.answer_types import (
     FACTOID_TYPES,
     AnswerType,
     asks_something,
+    counted_noun,
+    counts,
     expected_answer_type,
     typed_spans,
 )
@@ -226,20 +228,35 @@ def _with_specificity(readings: list[SentenceReading], owns: Sequence[set[str]],
 
 
 def _closest(qualified: list[SentenceReading], readings: list[SentenceReading], *,
-             happened: bool = False) -> SentenceReading:
+             preferences: Sequence[Callable[[SentenceReading], bool]] = ()) -> SentenceReading:
     """The qualified reading closest to the question: the highest support, supports within SUPPORT_TIE tied and
     told apart by specificity (`_with_specificity`), then rank and position. No sentence qualifies: the one
-    closest among all, whatever disqualified it, to explain the refusal with. A question asking what `happened`
-    is answered by a sentence stating an event before one stating a plan or goal ("went live on 2025-05-12", not
-    "| 2025-05-05 | Planned go-live |"); only when every qualified sentence states one does a plan answer."""
-    if happened:
-        qualified = [r for r in qualified if not r.intention] or qualified
+    closest among all, whatever disqualified it, to explain the refusal with. Each of the `preferences` (see
+    `_preferences`), in turn, keeps the qualified readings it holds for, when it holds for any."""
+    for preferred in preferences:
+        qualified = [r for r in qualified if preferred(r)] or qualified
     def closeness(r: SentenceReading) -> tuple:
         return (round(r.support, 6), round(r.specificity, 6), -r.chunk_index, -r.start)
 
     best = max(qualified or readings, key=closeness)
     tied = [r for r in qualified if r.support >= best.support - SUPPORT_TIE]
     return max(tied, key=lambda r: (round(r.specificity, 6), *closeness(r))) if tied else best
+
+
+def _preferences(question: str, answer_type: AnswerType,
+                 top: Sequence[Evidence]) -> list[Callable[[SentenceReading], bool]]:
+    """What a sentence should be, among those that qualify, for this question:
+    - asked what happened, an event before a plan or goal ("went live on 2025-05-12", not "| 2025-05-05 | Planned
+      go-live |"); a plan answers only when nothing else does;
+    - asked how many of a noun, a sentence giving a number of it ("all 4 Northgate docks") before one whose
+      number counts something else ("Dock 3 … 71 °C")."""
+    preferences = []
+    if answer_type in EVENT_VALUE_TYPES and asks_what_happened(question):
+        preferences.append(lambda r: not r.intention)
+    noun = counted_noun(question) if answer_type is AnswerType.NUMBER else None
+    if noun:
+        preferences.append(lambda r: counts(top[r.chunk_index].text[r.start:r.end], noun))
+    return preferences
 
 
 def rules_judge(question: str, evidence: Sequence[Evidence], *,
@@ -284,8 +301,8 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
         return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
                 and not absent(r) and r.support >= bar)
 
-    happened = answer_type in EVENT_VALUE_TYPES and asks_what_happened(question)
-    best = _closest([r for r in readings if qualifies(r)], readings, happened=happened)
+    best = _closest([r for r in readings if qualifies(r)], readings,
+                    preferences=_preferences(question, answer_type, top))
     item = top[best.chunk_index]
     sentence = item.text[best.start:best.end]
     reasons = []

@@ -10,6 +10,8 @@ from chat.answerability import (
     antonym_conflict,
     asks_something,
     asks_what_happened,
+    counted_noun,
+    counts,
     expected_answer_type,
     heading_at,
     identifiers_absent,
@@ -357,3 +359,41 @@ def test_asked_what_happened_the_event_answers_before_the_plan(question, answer)
     # With only the plan, the plan still answers: a plan is no refusal.
     alone = answerability_judge(question, [plan])
     assert alone.answerable and alone.chunk_id == plan.chunk_id, alone
+
+
+@pytest.mark.parametrize(("question", "noun"), [
+    ("How many charging docks are at Northgate?", "docks"),
+    ("How many picks per robot-hour did Northgate reach?", "picks"),
+    ("How many weight rooms are in the Malkin Athletic Center", "rooms"),
+    ("How much does the K2 weigh?", None),
+])
+def test_a_how_many_question_names_the_noun_it_counts(question, noun):
+    assert counted_noun(question) == noun
+
+
+@pytest.mark.parametrize(("sentence", "counted"), [
+    ("Replaced contacts on all 4 Northgate docks with revision C.", True),
+    ("| 2025-04-07 | Docks installed, 4 charging docks |", True),
+    ("Average picks per robot-hour: 131 in week 11 (target 120).", True),  # a label's value
+    ("Dock 3 at Northgate reported contact temperatures of 71 °C.", False),  # names a dock, counts degrees
+    ("Three docks were installed.", True),
+])
+def test_a_sentence_counts_the_noun_only_with_its_number(sentence, counted):
+    assert counts(sentence, "docks" if "ock" in sentence else "picks") is counted
+
+
+def test_asked_how_many_the_sentence_counting_that_noun_answers():
+    # The incident ranks first and holds every word of the question, with "3" and "71" as numbers; the number of
+    # docks is in the next record.
+    incident = evidence("Dock 3 at Northgate reported contact temperatures of 71 °C during charging.",
+                        title="KR-1042: Charging dock overheating at Northgate")
+    repair = evidence("Omar Haddad replaced the contacts on all 4 charging docks at Northgate.",
+                      title="KR-1042 comments")
+    question = "How many charging docks are at Northgate?"
+    verdict = answerability_judge(question, [incident, repair])
+    assert verdict.answerable and verdict.chunk_id == repair.chunk_id and verdict.span == "4", verdict
+    composed = compose_extractive_answer(question, labelled(incident, repair), lead=verdict)
+    assert composed.sentences[0].sentence.startswith("Omar Haddad replaced"), composed.sentences
+    # Nothing counts docks: the incident still answers (a preference, not a refusal).
+    alone = answerability_judge(question, [incident])
+    assert alone.answerable and alone.chunk_id == incident.chunk_id, alone
