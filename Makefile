@@ -55,7 +55,7 @@ browser:
 	  else echo "browser tests will skip: install chromium and chromium-driver (Debian) to run them"; fi; \
 	fi
 
-# The import contracts first: a broken layer fails in a second, before a 20-minute suite (tests/test_layers.py
+# The import contracts first: a broken layer fails in a second, before a 12-minute suite (tests/test_layers.py
 # checks them again, with what import-linter cannot see).
 layers: venv
 	$(BIN)/lint-imports --no-cache
