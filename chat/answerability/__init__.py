@@ -12,7 +12,8 @@ paragraph that says when they gained it). This package decides per question, off
 3. the best sentence and a verdict: answerable or not, the sentence and answer span, the type, and reasons.
    Asked when something happened or how many it reached, a sentence stating the event is chosen before one
    stating a plan or goal ("went live on 2025-05-12", not "| 2025-05-05 | Planned go-live |"); asked how many
-   of a noun, a sentence giving a number of it ("all 4 Northgate docks", not "Dock 3 … 71 °C").
+   of a noun, a sentence giving a number of it ("all 4 Northgate docks", not "Dock 3 … 71 °C"); asked "what is
+   the N of X", a "Key: value" line keyed by N ("Runtime: about 9 hours").
 
 `answerability_judge` is the one interface (chat.answerability.judge): the rules' own bars by default, or
 with ANSWERABILITY_JUDGE=learned a logistic regression fitted over these readings in place of the support bar
@@ -28,11 +29,13 @@ and amounts are regular expressions (dateparser reads whole strings as dates too
 from chat.answerability.answer_types import (
     FACTOID_TYPES,
     AnswerType,
+    asked_noun,
     asks_something,
     counted_noun,
     counts,
     expected_answer_type,
     is_question,
+    labels,
     typed_spans,
 )
 from chat.answerability.conflicts import (
@@ -61,12 +64,14 @@ __all__ = [
     "counts",
     "judged",
     "answerability_judge",
+    "asked_noun",
     "antonym_conflict",
     "expected_answer_type",
     "identifiers_absent",
     "heading_at",
     "is_heading",
     "is_question",
+    "labels",
     "read_sentences",
     "restates_question",
     "rules_judge",

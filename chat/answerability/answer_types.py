@@ -228,3 +228,21 @@ def counts(sentence: str, noun: str) -> bool:
         return True
     labels = re.finditer(r"([\w\s-]{1,60}):\s*(?:about\s+|around\s+)?\d", sentence)
     return any(key in {stem(w) for w in words(m.group(1))} for m in labels)
+
+
+# "What is the runtime of the K2?", "What is the K2's runtime?": the noun naming what is asked about X.
+_ASKED_NOUN = re.compile(r"^\W*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:[\w-]+['’]s\s+)?"
+                         r"(?:[\w-]+\s+){0,2}?([a-z][\w-]*)\s*(?:\?|$|\s+(?:of|for|in|on|at|to)\b)", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*([A-Za-z][\w /()-]{0,40}):\s+\S")
+
+
+def asked_noun(question: str) -> str | None:
+    """The noun a "what is the N of X" question asks for ("runtime"), or None."""
+    match = _ASKED_NOUN.search(normalise(question))
+    return match.group(1).lower() if match else None
+
+
+def labels(sentence: str, noun: str) -> bool:
+    """Whether `sentence` is a "Key: value" line whose key names `noun` ("Runtime: about 9 hours")."""
+    match = _LABEL.match(sentence)
+    return bool(match) and stem(noun) in {stem(w) for w in words(match.group(1))}

@@ -8,6 +8,7 @@ from chat.answerability import (
     answerability_decide,
     answerability_judge,
     antonym_conflict,
+    asked_noun,
     asks_something,
     asks_what_happened,
     counted_noun,
@@ -17,6 +18,7 @@ from chat.answerability import (
     identifiers_absent,
     is_heading,
     is_question,
+    labels,
     restates_question,
     states_intention,
     swapped_entity,
@@ -397,3 +399,38 @@ def test_asked_how_many_the_sentence_counting_that_noun_answers():
     # Nothing counts docks: the incident still answers (a preference, not a refusal).
     alone = answerability_judge(question, [incident])
     assert alone.answerable and alone.chunk_id == incident.chunk_id, alone
+
+
+@pytest.mark.parametrize(("question", "noun"), [
+    ("What is the runtime of the K2?", "runtime"),
+    ("What is the K2's runtime?", "runtime"),
+    ("What is the top speed of the K2?", "speed"),
+    ("What was the status of KR-1042?", "status"),
+    ("Who owns the Perch roadmap?", None),
+])
+def test_a_what_question_names_the_noun_it_asks_for(question, noun):
+    assert asked_noun(question) == noun
+
+
+@pytest.mark.parametrize(("sentence", "keyed"), [
+    ("Runtime: about 9 hours of typical picking", True),
+    ("Battery runtime: 9 h", True),
+    ("On some K2 units the lidar drifts after 6+ hours of runtime.", False),
+    ("Note: runtime varies with load.", False),  # keyed by "note"
+])
+def test_a_key_value_line_is_keyed_by_its_label(sentence, keyed):
+    assert labels(sentence, "runtime") is keyed
+
+
+def test_asked_what_the_n_of_x_is_the_line_keyed_by_n_answers():
+    # The release notes rank first and hold "K2" and "runtime" in one sentence; the spec sheet states it.
+    notes = evidence("On some K2 units the lidar calibration drifts after 6+ hours of runtime.",
+                     title="K2 Firmware 2.5 release notes")
+    specs = evidence("## Power\n\n- Runtime: about 9 hours of typical picking\n- Charging: 20 A maximum\n",
+                     title="Kestrel K2 Technical Specifications",
+                     heading_path="Kestrel K2 Technical Specifications › Kestrel K2 Technical Specifications › Power")
+    question = "What is the runtime of the K2?"
+    verdict = answerability_judge(question, [notes, specs])
+    assert verdict.answerable and verdict.sentence == "Runtime: about 9 hours of typical picking", verdict
+    composed = compose_extractive_answer(question, labelled(notes, specs), lead=verdict)
+    assert composed.sentences[0].sentence == verdict.sentence, composed.sentences
