@@ -58,7 +58,7 @@ TOP_K = 3
 SUPPORT_TIE = 0.02
 # Rarity weight of a question word the corpus statistics do not know (rare by definition).
 UNKNOWN_WEIGHT = 4.0
-# The answer types for which a question about what happened prefers an event to a plan (`_closest`): a plan and
+# The answer types for which a question about what happened prefers an event to a plan (`_preferences`): a plan and
 # the event differ in their date or number. For a description, "the proposed treaty" or "free will" states no
 # plan: on SQuAD's odd articles (judged offline) applying it to every type cost 3 answer sentences holding the
 # answer and gained none; for dates and numbers it changed no sentence there.
@@ -237,6 +237,7 @@ def _closest(qualified: list[SentenceReading], readings: list[SentenceReading], 
     `_preferences`), in turn, keeps the qualified readings it holds for, when it holds for any."""
     for preferred in preferences:
         qualified = [r for r in qualified if preferred(r)] or qualified
+
     def closeness(r: SentenceReading) -> tuple:
         return (round(r.support, 6), round(r.specificity, 6), -r.chunk_index, -r.start)
 
