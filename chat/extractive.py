@@ -41,10 +41,6 @@ MIN_SENTENCE_WORDS = 3
 # Score added to a sentence holding a span of the question's answer type (a date for "when", a name for
 # "who"): more than the gap between a sentence restating the question and one answering it in other words.
 TYPED_BONUS = 0.3
-# The answer sentence the answerability verdict found leads whatever its score (`_choose`). A score bonus did not
-# always lead: a better-ranked record's goal ("Reach 120 picks per robot-hour") outscored the result the judge
-# chose ("131 in week 11") by its rank and words. On SQuAD's odd articles, judged offline, the span hits were the
-# same as with the bonus of 0.5 it replaces; 66 of ~1,200 answers keep one more sentence.
 
 
 @dataclass(frozen=True)
@@ -148,8 +144,11 @@ def compose_extractive_answer(
 
 def _choose(candidates: list[tuple[bool, float, int, ExtractedSentence, set[str]]],
             max_sentences: int) -> list[ExtractedSentence]:
-    """The best `max_sentences` candidates (the verdict's sentence first), near-duplicates collapsed, in reading
-    order."""
+    """The best `max_sentences` candidates, near-duplicates collapsed, in reading order. The answer sentence the
+    answerability verdict found leads whatever its score: a score bonus did not always lead (a better-ranked
+    record's goal, "Reach 120 picks per robot-hour", outscored the result the judge chose, "131 in week 11", by
+    its rank and words). On SQuAD's odd articles, judged offline, the span hits were the same as with the bonus
+    of 0.5 this replaces; 66 of ~1,200 answers keep one more sentence."""
     candidates = sorted(candidates, key=lambda c: (not c[0], -c[1], c[2], c[3].start))
     chosen: list[tuple[int, ExtractedSentence, set[str]]] = []
     for _leads, _score, rank, extracted, stems in candidates:

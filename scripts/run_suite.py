@@ -29,10 +29,10 @@ def _split_mark(args: list[str]) -> tuple[str | None, list[str]]:
         if arg == "-m" and i + 1 < len(args):
             mark, i = args[i + 1], i + 2
             continue
-        if arg.startswith("-m") and len(arg) > 2 and not arg.startswith("-m="):
-            mark = arg[2:]
-        elif arg.startswith("-m="):
+        if arg.startswith("-m="):
             mark = arg[3:]
+        elif arg.startswith("-m") and len(arg) > 2:
+            mark = arg[2:]
         else:
             rest.append(arg)
         i += 1
@@ -46,10 +46,9 @@ def _and(mark: str | None, extra: str) -> str:
 def commands(args: list[str], workers: str) -> list[list[str]]:
     mark, rest = _split_mark(args)
     pytest = [sys.executable, "-m", "pytest"]
-    parallel = [*pytest, "-m", _and(mark, "not serial"), *rest]
-    if workers != "0":
-        parallel[3:3] = ["-n", workers, "--dist", "loadgroup"]
-    return [parallel, [*pytest, "-m", _and(mark, "serial"), *rest]]
+    spread = ["-n", workers, "--dist", "loadgroup"] if workers != "0" else []
+    return [[*pytest, *spread, "-m", _and(mark, "not serial"), *rest],
+            [*pytest, "-m", _and(mark, "serial"), *rest]]
 
 
 def outcome(codes: list[int]) -> int:

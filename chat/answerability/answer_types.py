@@ -210,30 +210,20 @@ def is_question(text: str) -> bool:
 _HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w-]*\s+){0,3}?)([a-z][\w-]*)\s+(?:are|is|were|was|did|do|does|"
                        r"have|has|had|can|could|will|would|should|must|in|at|on|of|per|for|to|from|with|by)\b",
                        re.IGNORECASE)
-_COUNT_BEFORE = rf"(?:\d[\d,.]*|(?:{_NUMBER_WORDS}))"
+# A number and the (up to) three words after it: "4 Northgate docks", "three docks".
+_NUMBER_THEN_WORDS = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORDS})\b((?:[\s-]+[\w-]+){{1,3}})", re.IGNORECASE)
+# "What is the runtime of the K2?", "What is the K2's runtime?": the noun naming what is asked about X.
+_ASKED_NOUN = re.compile(r"^\W*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:[\w-]+['’]s\s+)?"
+                         r"(?:[\w-]+\s+){0,2}?([a-z][\w-]*)\s*(?:\?|$|\s+(?:of|for|in|on|at|to)\b)", re.IGNORECASE)
+# A "Key: value" line: the key, and the value's start.
+_LABEL = re.compile(r"^\s*([A-Za-z][\w /()-]{0,40}):\s+(\S.*)", re.DOTALL)
+_NUMBER_FIRST = re.compile(r"(?:about\s+|around\s+)?\d", re.IGNORECASE)
 
 
 def counted_noun(question: str) -> str | None:
     """The noun a "how many" question counts ("docks" in "How many charging docks are at Northgate?"), or None."""
     match = _HOW_MANY.search(normalise(question))
     return match.group(2).lower() if match else None
-
-
-def counts(sentence: str, noun: str) -> bool:
-    """Whether `sentence` gives a number of `noun`: the number before it ("all 4 Northgate docks", "4 charging
-    docks") or after it as a label's value ("Average picks per robot-hour: 131"). "Dock 3" names a dock."""
-    key = stem(noun)
-    after = re.finditer(rf"\b{_COUNT_BEFORE}\b((?:[\s-]+[\w-]+){{1,3}})", sentence, re.IGNORECASE)
-    if any(key in {stem(w) for w in words(m.group(1))} for m in after):
-        return True
-    labels = re.finditer(r"([\w\s-]{1,60}):\s*(?:about\s+|around\s+)?\d", sentence)
-    return any(key in {stem(w) for w in words(m.group(1))} for m in labels)
-
-
-# "What is the runtime of the K2?", "What is the K2's runtime?": the noun naming what is asked about X.
-_ASKED_NOUN = re.compile(r"^\W*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:[\w-]+['’]s\s+)?"
-                         r"(?:[\w-]+\s+){0,2}?([a-z][\w-]*)\s*(?:\?|$|\s+(?:of|for|in|on|at|to)\b)", re.IGNORECASE)
-_LABEL = re.compile(r"^\s*([A-Za-z][\w /()-]{0,40}):\s+\S")
 
 
 def asked_noun(question: str) -> str | None:
@@ -245,4 +235,14 @@ def asked_noun(question: str) -> str | None:
 def labels(sentence: str, noun: str) -> bool:
     """Whether `sentence` is a "Key: value" line whose key names `noun` ("Runtime: about 9 hours")."""
     match = _LABEL.match(sentence)
-    return bool(match) and stem(noun) in {stem(w) for w in words(match.group(1))}
+    return bool(match) and stem(noun) in term_set(match.group(1))
+
+
+def counts(sentence: str, noun: str) -> bool:
+    """Whether `sentence` gives a number of `noun`: the number before it ("all 4 Northgate docks", "4 charging
+    docks") or as the value of a line keyed by it ("Average picks per robot-hour: 131"). "Dock 3" names a dock."""
+    key = stem(noun)
+    if any(key in term_set(m.group(1)) for m in _NUMBER_THEN_WORDS.finditer(sentence)):
+        return True
+    match = _LABEL.match(sentence)
+    return bool(match) and key in term_set(match.group(1)) and bool(_NUMBER_FIRST.match(match.group(2)))

@@ -8,6 +8,7 @@ import re
 
 from chat.answerability.answer_types import FACTOID_TYPES, NAME_SPAN, AnswerType, typed_spans
 from chat.terms import STOPWORDS, content_words, normalise, numbers, stem, term_set, words
+from findings.audit import HEDGE_FAMILIES
 
 # Words that deny a sentence's claim. Not "without": "can be expensed without a ticket" says how, and the claim
 # stands (on SQuAD's odd articles leaving it out changed no verdict).
@@ -20,12 +21,13 @@ def negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
 
 
-# Words that state an intention, not an event: "| 2025-05-05 | Planned go-live |", "Reach 120 picks per robot-hour"
-# under "## Goals", "The pilot will use 12 robots". Compared with a plan ("later than planned", "as expected"), a
-# sentence states what happened; a parenthesis is an aside ("131 in week 11 (target 120)").
-_INTENTION = re.compile(r"\b(?:plan|plans|planned|planning|scheduled|expect|expects|expected|target|targets|"
-                        r"targeted|goal|goals|aim|aims|intend|intends|intended|proposed|forecast|forecasts|will)\b",
-                        re.IGNORECASE)
+# A statement of intention, not of an event: the findings audit's intention hedges ("planned", "expected to",
+# "proposed", "draft", ...), and the words a plan states its aims with ("Reach 120 picks per robot-hour" under
+# "## Goals", "target", "scheduled", "The pilot will use 12 robots"). Compared with a plan ("later than planned",
+# "as expected"), a sentence states what happened; a parenthesis is an aside ("131 in week 11 (target 120)").
+_INTENTION = re.compile(r"\b(?:" + "|".join((*HEDGE_FAMILIES["intention"], r"plans?", r"expect(?:s|ed)?",
+                                             r"scheduled", r"targets?", r"targeted", r"goals?", r"aims?",
+                                             r"intend(?:s|ed)?", r"forecasts?", r"will")) + r")\b", re.IGNORECASE)
 _COMPARED_WITH_PLAN = re.compile(r"\b(?:than|as)\s+(?:planned|scheduled|expected|targeted|intended|forecast)\b",
                                  re.IGNORECASE)
 _PARENTHESIS = re.compile(r"\([^()]*\)")

@@ -101,8 +101,6 @@ class SentenceReading:
     # The question's words the sentence holds itself, each weighted by how few of the sentences read hold it:
     # what sets it apart from the others. Breaks a tie of `support` (see `rules_reading`).
     specificity: float = 0.0
-    # The sentence, or a heading it sits under, states a plan or goal rather than an event (`states_intention`).
-    intention: bool = False
 
 
 # The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
@@ -184,8 +182,6 @@ def read_sentences(question: str, texts: Sequence[str], *,
         stem_sets = [_keys(text[s:e]) for s, e in spans]
         outline_keys = _keys(outlines[index]) if index < len(outlines) else set()
         heading_keys = {h: _keys(text[slice(*h)]) | outline_keys for h in set(headings)}
-        outline_intends = index < len(outlines) and states_intention(outlines[index])
-        heading_intends = {h: outline_intends or states_intention(text[slice(*h)]) for h in set(headings)}
         for i, (start, end) in enumerate(spans):
             sentence = text[start:end]
             previous = stem_sets[i - 1] if i else set()
@@ -208,7 +204,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
                 conflict=conflict_of(question, sentence),
                 window=(spans[i - 1][0] if i else start, spans[i + 1][1] if i + 1 < len(spans) else end),
-                heading=headings[i], intention=heading_intends[headings[i]] or states_intention(sentence),
+                heading=headings[i],
             ))
     return _with_specificity(readings, owns, weights)
 
@@ -257,15 +253,23 @@ def _preferences(question: str, answer_type: AnswerType,
       mentions N ("… drifts after 6+ hours of runtime"): the way a spec sheet, a ticket or a form states it.
     On SQuAD's odd articles (judged offline) the first changed no sentence, the second 2 (one more holding the
     gold span), the third none (its prose has no such lines)."""
+    def sentence(r: SentenceReading) -> str:
+        return top[r.chunk_index].text[r.start:r.end]
+
+    def event(r: SentenceReading) -> bool:
+        # Neither the sentence nor a heading above it (in its chunk or the record's outline) states a plan.
+        item = top[r.chunk_index]
+        return not any(states_intention(text) for text in (sentence(r), item.text[slice(*r.heading)], item.outline))
+
     preferences = []
     if answer_type in EVENT_VALUE_TYPES and asks_what_happened(question):
-        preferences.append(lambda r: not r.intention)
+        preferences.append(event)
     noun = counted_noun(question) if answer_type is AnswerType.NUMBER else None
     if noun:
-        preferences.append(lambda r: counts(top[r.chunk_index].text[r.start:r.end], noun))
+        preferences.append(lambda r: counts(sentence(r), noun))
     key = asked_noun(question)
     if key:
-        preferences.append(lambda r: labels(top[r.chunk_index].text[r.start:r.end], key))
+        preferences.append(lambda r: labels(sentence(r), key))
     return preferences
 
 
