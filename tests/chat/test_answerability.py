@@ -9,6 +9,7 @@ from chat.answerability import (
     answerability_judge,
     antonym_conflict,
     asked_noun,
+    asks_amount,
     asks_something,
     asks_what_happened,
     counted_noun,
@@ -60,6 +61,12 @@ def _rules_judge(settings):
     ("How does the gate decide?", AnswerType.MANNER),
     ("Is the refund window 30 days?", AnswerType.YES_NO),
     ("What is the refund policy?", AnswerType.THING),
+    # the noun asked for types the answer as "which city" or "what fee" would
+    ("What is the capital of France?", AnswerType.PLACE),
+    ("What was the date of the pilot review?", AnswerType.DATE),
+    ("What is the pilot fee for Northgate?", AnswerType.NUMBER),
+    ("What is the state of the pilot?", AnswerType.THING),  # "state" names a place only sometimes
+    ("What is the total number of votes?", AnswerType.THING),  # of the number nouns only amounts of money
 ])
 def test_expected_answer_type(question, kind):
     assert expected_answer_type(question) is kind
@@ -100,6 +107,48 @@ def test_typed_spans_exclude_the_questions_own_words():
 def test_a_how_long_far_old_question_is_answered_by_a_measure_not_any_number(question, sentence, spans):
     found = [sentence[s:e] for s, e in typed_spans(sentence, expected_answer_type(question), question)]
     assert found == spans
+
+
+@pytest.mark.parametrize(("question", "amount"), [
+    ("What is the pilot fee for Northgate?", True),
+    ("What was the cost of the bridge?", True),
+    ("Which fee applies to late returns?", True),
+    ("How much did the bridge cost?", True),
+    ("How much does the licence cost?", True),
+    ("How much time does a full charge take?", False),
+    ("How many robots are in the Northgate pilot?", False),
+    ("What is the runtime of the K2?", False),
+])
+def test_a_question_asks_for_an_amount_of_money(question, amount):
+    assert asks_amount(question) is amount
+
+
+@pytest.mark.parametrize(("question", "sentence", "spans"), [
+    ("What is the pilot fee for Northgate?", "Fee raised to $31,500 per month for 20 robots.", ["$31,500"]),
+    ("What is the pilot fee for Northgate?", "On 2025-09-15 Northgate extended the pilot until 2026-03-31.", []),
+    ("What is the pilot fee for Northgate?", "Since 2025-10-20 there are 20 robots in the Northgate pilot.", []),
+    ("How much did the bridge cost?", "The bridge cost 40 million dollars and took 6 years.", ["40 million dollars"]),
+    ("What was the budget?", "The budget was EUR 2.1M in 2025.", ["EUR 2.1M"]),
+    ("What was the budget?", "The budget was $2.1M in 2025.", ["$2.1M"]),
+    ("What is the price of a K2?", "Proposed price: two hundred pounds a month.", ["two hundred pounds"]),
+])
+def test_an_amount_of_money_is_answered_by_a_sum_with_its_currency(question, sentence, spans):
+    found = [sentence[s:e] for s, e in typed_spans(sentence, expected_answer_type(question), question)]
+    assert found == spans
+
+
+def test_asked_for_a_fee_lines_without_an_amount_do_not_answer():
+    # The caller may read the extension and the travel policy, not the commercial terms: the extension's dates and
+    # robot count hold every word of the question and no fee.
+    extension = evidence("On 2025-09-15 Northgate Logistics extended the pilot until 2026-03-31. Since 2025-10-20 "
+                         "there are 20 robots in the Northgate pilot.", title="Northgate Pilot Extension")
+    question = "What is the pilot fee for Northgate?"
+    verdict = answerability_judge(question, [extension])
+    assert not verdict.answerable and verdict.answer_type is AnswerType.NUMBER, verdict
+    terms = evidence("- Pilot fee: $18,000 per month for 12 robots, including Perch licences.",
+                     title="Northgate Pilot Commercial Terms")
+    verdict = answerability_judge(question, [extension, terms])
+    assert verdict.answerable and verdict.chunk_id == terms.chunk_id and verdict.span == "$18,000", verdict
 
 
 def test_a_line_naming_the_asked_attribute_answers_a_how_question():
