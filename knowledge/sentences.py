@@ -3,7 +3,8 @@ extraction and its audit (findings), the extractive answerer and the groundednes
 
 Rule-based on purpose: a full stop, question or exclamation mark followed by space and a capital, digit
 or opening quote ends a sentence, unless it closes a common abbreviation or an initial ("Dr.", "J."), so "v2.5"
-and "3.5 million" stay whole; blank lines and list items always do (with `line_breaks`, every line break).
+and "3.5 million" stay whole; blank lines, list items, table rows and lines opening with a bracket always do (with
+`line_breaks`, every line break).
 Spans are (start, end) into the original text, trimmed of surrounding space and, unless asked to keep them,
 of a leading list marker.
 """
@@ -17,7 +18,10 @@ _ABBREVIATIONS = frozenset(
     "sep sept oct nov dec e.g i.e cf al".split()
 )
 _END = re.compile(r"[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
-_HARD_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)])\s)")
+# A blank line, and a line break before a list item, before or after a table row ("| 2025-05-05 | Planned go-live |") or a line
+# opening with a bracket (a chat log's "[2025-07-03 09:12] Omar: ...", a reference "[2] Smith, ..."): each such
+# line is an entry of its own, whatever the line before ends with ("... revision C." reads as an initial).
+_HARD_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:(?:[-*+•]|\d+[.)])\s|\||\[))|(?<=\|)[ \t]*\n")
 _LINE_BREAK = re.compile(r"\n")
 
 

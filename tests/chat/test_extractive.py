@@ -50,6 +50,31 @@ def test_sentences_are_split_with_offsets():
     ]
 
 
+def test_table_rows_and_log_lines_are_sentences_of_their_own():
+    # A table was one sentence (quoted whole, five rows for one date); a chat log's "... revision C." read as an
+    # initial and joined the next line to its sentence.
+    text = ("Comments:\n[2025-07-03] Omar: Replaced contacts on all 4 docks with revision C.\n"
+            "[2025-07-22] Sofia: Added a 30-day inspection.\n\n| Date | Milestone |\n|---|---|\n"
+            "| 2025-03-17 | Site survey |\n| 2025-05-05 | Planned go-live |\nThe contract runs until 2025-09-30.\n"
+            "See J. Smith\nand co-authors.")
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "Comments:",
+        "[2025-07-03] Omar: Replaced contacts on all 4 docks with revision C.",
+        "[2025-07-22] Sofia: Added a 30-day inspection.",
+        "| Date | Milestone |",
+        "|---|---|",
+        "| 2025-03-17 | Site survey |",
+        "| 2025-05-05 | Planned go-live |",
+        "The contract runs until 2025-09-30.",
+        "See J. Smith\nand co-authors.",  # a hard-wrapped line stays in its sentence
+    ]
+    plan = evidence("## Timeline\n\n| Date | Milestone |\n|---|---|\n| 2025-03-17 | Site survey and Wi-Fi assessment |\n"
+                    "| 2025-05-05 | Planned go-live |\n| 2025-08-01 | Pilot review with Northgate |",
+                    title="Northgate Logistics Pilot Plan")
+    answer = compose_extractive_answer("When was the site survey at Northgate?", labelled(plan))
+    assert answer.sentences[0].sentence == "| 2025-03-17 | Site survey and Wi-Fi assessment |", answer.sentences
+
+
 def test_answer_picks_supported_sentences_with_labels_and_offsets():
     answer = compose_extractive_answer("What is the refund window for annual plans?", labelled(REFUNDS, POLICY))
     chosen = [(s.sentence, s.label) for s in answer.sentences]
