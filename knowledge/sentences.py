@@ -18,9 +18,9 @@ _ABBREVIATIONS = frozenset(
     "sep sept oct nov dec e.g i.e cf al".split()
 )
 _END = re.compile(r"[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
-# A blank line, and a line break before a list item, before or after a table row ("| 2025-05-05 | Planned go-live |") or a line
-# opening with a bracket (a chat log's "[2025-07-03 09:12] Omar: ...", a reference "[2] Smith, ..."): each such
-# line is an entry of its own, whatever the line before ends with ("... revision C." reads as an initial).
+# A blank line, and a line break before a list item, before or after a table row ("| 2025-05-05 | Planned go-live |"),
+# or before a line opening with a bracket (a chat log's "[2025-07-03 09:12] Omar: ...", a reference "[2] Smith"):
+# each such line is an entry of its own, whatever the line before ends with ("... revision C." reads as an initial).
 _HARD_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:(?:[-*+•]|\d+[.)])\s|\||\[))|(?<=\|)[ \t]*\n")
 _LINE_BREAK = re.compile(r"\n")
 
