@@ -69,7 +69,8 @@ def test_table_rows_and_log_lines_are_sentences_of_their_own():
         "See J. Smith\nand co-authors.",  # a hard-wrapped line stays in its sentence
     ]
     plan = evidence("## Timeline\n\n| Date | Milestone |\n|---|---|\n"
-                    "| 2025-03-17 | Site survey and Wi-Fi assessment |\n| 2025-05-05 | Planned go-live |\n| 2025-08-01 | Pilot review with Northgate |",
+                    "| 2025-03-17 | Site survey and Wi-Fi assessment |\n| 2025-05-05 | Planned go-live |\n"
+                    "| 2025-08-01 | Pilot review with Northgate |",
                     title="Northgate Logistics Pilot Plan")
     answer = compose_extractive_answer("When was the site survey at Northgate?", labelled(plan))
     assert answer.sentences[0].sentence == "| 2025-03-17 | Site survey and Wi-Fi assessment |", answer.sentences
