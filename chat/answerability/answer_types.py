@@ -158,6 +158,9 @@ _HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(_MEASURE_UNITS)})\b", re.IGNOREC
 _REASON_CUE = re.compile(r"\b(?:because|due to|since|as a result|so that|in order to|owing to|caused|cause|"
                          r"led to|lead to|result|reason|thanks to|therefore|thus|hence|allow|allowed|enable|"
                          r"enabled|to)\b", re.IGNORECASE)
+# "since March 2025", "since 2019", "since then": since as a time, not a reason.
+_SINCE_WHEN = re.compile(rf"since\s+(?:(?:early|mid|late|the|last|about|around)\s+)?(?:{_DATE_SPAN.pattern}|\d|then\b|"
+                         rf"(?:joining|leaving|becoming|taking)\b)", re.IGNORECASE)
 _MANNER_CUE = re.compile(r"\b(?:by|through|using|via|with|when|after|if|because)\b", re.IGNORECASE)
 
 
@@ -209,7 +212,7 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
     if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
         return _name_spans(sentence, question_stems)
     if answer_type is AnswerType.REASON:
-        cues = [m.span() for m in _REASON_CUE.finditer(sentence)]
+        cues = [m.span() for m in _REASON_CUE.finditer(sentence) if not _SINCE_WHEN.match(sentence, m.start())]
         return cues if _content_novel(sentence, question_stems) else []
     return _content_spans(sentence, question_stems)
 

@@ -137,6 +137,18 @@ def test_an_amount_of_money_is_answered_by_a_sum_with_its_currency(question, sen
     assert found == spans
 
 
+@pytest.mark.parametrize(("sentence", "cues"), [
+    ("Marcus has been a support engineer since March 2025 and led the rotation.", []),
+    ("The pilot slipped since 2019.", []),
+    ("Nothing has changed since then.", []),
+    ("The go-live slipped a week, since the access points had to be moved.", ["since", "to"]),
+    ("The go-live slipped because the access points had to be moved.", ["because", "to"]),
+])
+def test_since_a_date_gives_no_reason(sentence, cues):
+    question = "Why did the go-live slip?"
+    assert [sentence[s:e] for s, e in typed_spans(sentence, AnswerType.REASON, question)] == cues
+
+
 def test_asked_for_a_fee_lines_without_an_amount_do_not_answer():
     # The caller may read the extension and the travel policy, not the commercial terms: the extension's dates and
     # robot count hold every word of the question and no fee.
