@@ -133,3 +133,43 @@ def canonical_number(raw: str) -> str:
 def numbers(text: str) -> list[str]:
     """Canonical numbers in `text`, in order."""
     return [canonical_number(m.group(0)) for m in _NUMBER.finditer(normalise(text))]
+
+
+# An acronym as a question writes it: two to six capitals ("PTO", "BMS", "SLAs").
+_ACRONYM = re.compile(r"\b([A-Z]{2,6})s?\b")
+_SPELLING_WORD = re.compile(r"[A-Za-z]+")
+_SPELLING_JOINERS = frozenset({"of", "and", "for", "the", "to", "in", "on"})
+
+
+def acronyms(text: str) -> list[str]:
+    """The acronyms `text` writes in capitals, lower-cased ("How many PTO days ...?" -> ["pto"])."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _ACRONYM.finditer(normalise(text))))
+
+
+def spelled_out(acronym: str, text: str) -> bool:
+    """Whether `text` writes `acronym` out: consecutive words whose initials spell it ("paid time off" for "pto",
+    "Battery Management System" for "bms"), joiners inside allowed ("state of charge" for "soc" or "sc"). Two
+    letters spell too many pairs of words ("not present" for "np"): those words must be capitalised, as a name
+    is ("European Union" for "eu")."""
+    tokens = [m.group(0) for m in _SPELLING_WORD.finditer(text)]
+    size = len(acronym)
+
+    def letter(token: str) -> str:
+        return token[0].lower() if size > 2 or token[0].isupper() else ""
+
+    for start, token in enumerate(tokens):
+        if letter(token) != acronym[0] or token.lower() in _SPELLING_JOINERS:
+            continue
+        letters, i = "", start
+        while i < len(tokens) and len(letters) < size:
+            word = tokens[i].lower()
+            if word in _SPELLING_JOINERS and letters and acronym[len(letters)] != word[0]:
+                i += 1
+                continue
+            if letter(tokens[i]) != acronym[len(letters)]:
+                break
+            letters += acronym[len(letters)]
+            i += 1
+        if letters == acronym:
+            return True
+    return False

@@ -30,6 +30,8 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     if word is None:
         return False
     token = word.group(1).lower().strip(".")
+    if len(token) == 1 and re.search(r"\d\s?\Z", text[:word.start()]):
+        return False  # a unit after a number ("charging runs at 20 A."), not an initial
     return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from chat.answerability.answer_types import FACTOID_TYPES, NAME_SPAN, AnswerType, typed_spans
-from chat.terms import STOPWORDS, content_words, normalise, numbers, stem, term_set, words
+from chat.terms import STOPWORDS, acronyms, content_words, normalise, numbers, spelled_out, stem, term_set, words
 from findings.audit import HEDGE_FAMILIES
 
 # Words that deny a sentence's claim. Not "without": "can be expensed without a ticket" says how, and the claim
@@ -169,15 +169,18 @@ _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")
 
 def identifiers_absent(question: str, text: str) -> list[str]:
     """The question's numbers and capitalised names (not its first word) that `text` does not contain:
-    a question about "the 1000's" or "King Louis" is not answered by a record about other ones."""
+    a question about "the 1000's" or "King Louis" is not answered by a record about other ones. An acronym is
+    there where the text writes it out ("PTO": "paid time off")."""
     have_numbers = set(numbers(text))
     have_terms = term_set(text)
     missing = [n for n in numbers(question) if n not in have_numbers]
-    text = normalise(question)
-    for match in NAME_SPAN.finditer(text):
-        if _SENTENCE_START.search(text[: match.start()]):
+    asked = normalise(question)
+    written = set(acronyms(asked))
+    for match in NAME_SPAN.finditer(asked):
+        if _SENTENCE_START.search(asked[: match.start()]):
             continue  # a capital that starts a sentence says nothing about a name
         for word in words(match.group(0)):
-            if word not in STOPWORDS and stem(word) not in have_terms and word not in missing:
+            if (word not in STOPWORDS and stem(word) not in have_terms and word not in missing
+                    and not (word in written and spelled_out(word, text))):
                 missing.append(word)
     return missing

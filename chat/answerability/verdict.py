@@ -30,7 +30,7 @@ from chat.answerability.conflicts import (
     states_intention,
 )
 from chat.evidence import Evidence
-from chat.terms import asked_attribute, content_words, normalise, stem, words
+from chat.terms import acronyms, asked_attribute, content_words, normalise, spelled_out, stem, words
 from knowledge.sentences import sentence_spans
 
 # --- the verdict ----------------------------------------------------------------------------------------------
@@ -115,8 +115,11 @@ def _key(word: str) -> str:
     return term[:-1] if len(term) > 4 and term.endswith("e") else term
 
 
-def _keys(text: str) -> set[str]:
-    return {_key(w) for w in words(text)}
+def _keys(text: str, spelled: Mapping[str, str] | None = None) -> set[str]:
+    """The keys of `text`, with the key of each of the question's acronyms (`spelled`: key -> acronym) that the
+    text writes out: "25 days of paid time off" holds the "PTO" of "How many PTO days ...?"."""
+    keys = {_key(w) for w in words(text)}
+    return keys | {key for key, acronym in spelled.items() if spelled_out(acronym, text)} if spelled else keys
 
 
 def _weights(question: str, term_weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -176,12 +179,13 @@ def read_sentences(question: str, texts: Sequence[str], *,
     attribute_key = _key(attribute) if attribute else None
     with_attribute = {attribute_key: max(weights.values(), default=1.0), **weights} if attribute_key else weights
     question_negated = negated(question)
+    spelled = {_key(acronym): acronym for acronym in acronyms(question) if _key(acronym) in weights}
     readings, owns = [], []
     for index, text in enumerate(texts):
         spans, headings = _headed(text)
-        stem_sets = [_keys(text[s:e]) for s, e in spans]
-        outline_keys = _keys(outlines[index]) if index < len(outlines) else set()
-        heading_keys = {h: _keys(text[slice(*h)]) | outline_keys for h in set(headings)}
+        stem_sets = [_keys(text[s:e], spelled) for s, e in spans]
+        outline_keys = _keys(outlines[index], spelled) if index < len(outlines) else set()
+        heading_keys = {h: _keys(text[slice(*h)], spelled) | outline_keys for h in set(headings)}
         for i, (start, end) in enumerate(spans):
             sentence = text[start:end]
             previous = stem_sets[i - 1] if i else set()

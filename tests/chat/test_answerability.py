@@ -27,6 +27,7 @@ from chat.answerability import (
 )
 from chat.extractive import compose_extractive_answer
 from chat.gate import GapKind, GateDecision
+from chat.terms import acronyms, spelled_out
 from tests.chat.factories import evidence, labelled
 
 NORMANS = evidence(
@@ -147,6 +148,32 @@ def test_an_amount_of_money_is_answered_by_a_sum_with_its_currency(question, sen
 def test_since_a_date_gives_no_reason(sentence, cues):
     question = "Why did the go-live slip?"
     assert [sentence[s:e] for s, e in typed_spans(sentence, AnswerType.REASON, question)] == cues
+
+
+@pytest.mark.parametrize(("acronym", "text", "spelled"), [
+    ("pto", "Every employee gets 25 days of paid time off per year.", True),
+    ("bms", "The battery management system (BMS) stops charging at 90 %.", True),
+    ("soc", "Perch docks a K2 when its state of charge drops below 25 %.", True),
+    ("cjeu", "the Court of Justice of the European Union", True),
+    ("eu", "a law of the European Union", True),
+    ("eu", "every unit is tested", False),  # two letters: only words written as a name spell them
+    ("pto", "Sick leave is separate from PTO.", False),  # written as the acronym, not spelled out
+])
+def test_an_acronym_is_spelled_out_by_the_initials_of_consecutive_words(acronym, text, spelled):
+    assert spelled_out(acronym, text) is spelled
+
+
+def test_the_questions_acronym_is_held_by_the_words_it_abbreviates():
+    # The policy never writes "PTO" where it gives the entitlement; the sick-leave line does, and gives sick days.
+    policy = evidence("# Paid Time Off Policy\n\nEvery full-time employee gets 25 days of paid time off per calendar "
+                      "year plus 10 company holidays.", title="Paid Time Off Policy")
+    sick = evidence("## Sick leave\n\nSick leave is separate from PTO: up to 10 paid sick days per year.",
+                    title="Paid Time Off Policy")
+    question = "How many PTO days do employees get per year?"
+    assert acronyms(question) == ["pto"]
+    verdict = answerability_judge(question, [policy, sick])
+    assert verdict.answerable and verdict.span == "25", verdict
+    assert identifiers_absent(question, "Every employee gets 25 days of paid time off.") == []
 
 
 def test_asked_for_a_fee_lines_without_an_amount_do_not_answer():

@@ -68,6 +68,10 @@ def test_table_rows_and_log_lines_are_sentences_of_their_own():
         "The contract runs until 2025-09-30.",
         "See J. Smith\nand co-authors.",  # a hard-wrapped line stays in its sentence
     ]
+    # A letter after a number is a unit, not an initial: the next sentence is not joined to it.
+    text = "Charging runs at a maximum of 20 A. The BMS stops at 90 %. Ask J. Smith."
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "Charging runs at a maximum of 20 A.", "The BMS stops at 90 %.", "Ask J. Smith."]
     plan = evidence("## Timeline\n\n| Date | Milestone |\n|---|---|\n"
                     "| 2025-03-17 | Site survey and Wi-Fi assessment |\n| 2025-05-05 | Planned go-live |\n"
                     "| 2025-08-01 | Pilot review with Northgate |",
