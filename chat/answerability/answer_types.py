@@ -175,12 +175,19 @@ def _spans(pattern: re.Pattern[str], sentence: str, question_stems: set[str]) ->
             if m.group(0).strip() and _novel(m.group(0), question_stems)]
 
 
-def _name_spans(sentence: str, question_stems: set[str]) -> list[tuple[int, int]]:
+# A person or a place is no code ("S1 incidents", "KR-1042") and no month or weekday ("from December 24 to January 1").
+_NOT_PERSON_OR_PLACE = re.compile(rf"(?:(?:{_MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?\s*)+"
+                                  rf"|.*\d.*", re.IGNORECASE | re.DOTALL)
+
+
+def _name_spans(sentence: str, question_stems: set[str], *, person_or_place: bool = False) -> list[tuple[int, int]]:
     out = []
     for m in NAME_SPAN.finditer(sentence):
         text = m.group(0).rstrip(".")
         if text.lower() in STOPWORDS or text.split()[0].lower() in STOPWORDS and " " not in text:
             continue  # "The", "In": a capital that only starts the sentence
+        if person_or_place and _NOT_PERSON_OR_PLACE.fullmatch(text):
+            continue
         if _novel(text, question_stems):
             out.append((m.start(), m.start() + len(text)))
     return out
@@ -210,7 +217,7 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
             return _spans(_AMOUNT_SPAN, sentence, question_stems)
         return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
     if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
-        return _name_spans(sentence, question_stems)
+        return _name_spans(sentence, question_stems, person_or_place=answer_type is not AnswerType.NAME)
     if answer_type is AnswerType.REASON:
         cues = [m.span() for m in _REASON_CUE.finditer(sentence) if not _SINCE_WHEN.match(sentence, m.start())]
         return cues if _content_novel(sentence, question_stems) else []

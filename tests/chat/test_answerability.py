@@ -85,6 +85,18 @@ def test_typed_spans_exclude_the_questions_own_words():
     assert len(numbers) == 2
 
 
+@pytest.mark.parametrize(("question", "sentence", "spans"), [
+    ("Who is on call on December 24?", "Office closed from December 24 to January 1 for Omar Haddad.",
+     ["Office", "Omar Haddad"]),  # a month is no person ("Office", a capital starting the sentence, still is one)
+    ("Who handles incidents?", "S1 incidents go to Marcus Lee; KR-1042 is his.", ["Marcus Lee"]),  # nor a code
+    ("Which company makes the K2?", "Kestrel Robotics makes the K2 and the KR7.", ["Kestrel Robotics", "KR7"]),
+    # (a name of another kind may be a code)
+])
+def test_a_person_or_place_is_no_code_or_month(question, sentence, spans):
+    found = [sentence[s:e] for s, e in typed_spans(sentence, expected_answer_type(question), question)]
+    assert found == spans
+
+
 @pytest.mark.parametrize("question, sentence, spans", [
     ("How long does a K2 take to charge?", "A full charge from 25 % to 90 % takes about 95 minutes.",
      ["about 95 minutes"]),
