@@ -81,12 +81,17 @@ HOW_ATTRIBUTES = {"tall": "height", "high": "height", "heavy": "weight", "fast":
                   "deep": "depth", "far": "distance", "old": "age"}
 
 
+_WEIGH = frozenset({"weigh", "weighs", "weighed"})
+
+
 def asked_attribute(text: str) -> str | None:
     """The attribute noun of the question's "how" adjective ("how tall" -> "height"), if it names one."""
     tokens = words(text)
     for i in range(1, len(tokens)):
         if tokens[i - 1] == "how" and tokens[i] in HOW_ATTRIBUTES:
             return HOW_ATTRIBUTES[tokens[i]]
+        if tokens[i - 1] == "how" and tokens[i] == "much" and _WEIGH.intersection(tokens[i + 1:]):
+            return "weight"  # "How much does the K2 weigh?" asks how heavy it is
     return None
 
 
@@ -98,11 +103,13 @@ WHEN_NOUNS = ("year", "years", "century", "centuries", "decade", "decades", "dat
 
 def content_words(text: str) -> list[str]:
     """Non-stopword tokens, unstemmed, in order (duplicates kept); the quantity word of a "how long"-style
-    question is the answer slot and left out (HOW_ADJECTIVES)."""
+    question is the answer slot and left out (HOW_ADJECTIVES), as is the "weigh" of "how much ... weigh"."""
     tokens = words(text)
+    how_much = next((i for i in range(1, len(tokens)) if tokens[i - 1] == "how" and tokens[i] == "much"), None)
     return [w for i, w in enumerate(tokens)
             if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
             and not (i and tokens[i - 1] == "how" and w in HOW_ADJECTIVES)
+            and not (how_much is not None and i > how_much and w in _WEIGH)  # "how much ... weigh": the slot
             and not (i and tokens[i - 1] in ("what", "which") and w in WHEN_NOUNS)]
 
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 import enum
 import re
 
-from chat.terms import HOW_ADJECTIVES, STOPWORDS, WHEN_NOUNS, content_words, normalise, stem, term_set, words
+from chat.terms import (
+    HOW_ADJECTIVES,
+    STOPWORDS,
+    WHEN_NOUNS,
+    asked_attribute,
+    content_words,
+    normalise,
+    stem,
+    term_set,
+    words,
+)
 
 
 class AnswerType(enum.StrEnum):
@@ -209,8 +219,8 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
         return _spans(_DATE_SPAN, sentence, question_stems)
     if answer_type is AnswerType.NUMBER:
         measure = _HOW_MEASURE.search(normalise(question))
-        if measure:
-            adjective = measure.group(1).lower()
+        adjective = measure.group(1).lower() if measure else "heavy" if asked_attribute(question) == "weight" else None
+        if adjective:
             return (_spans(_MEASURE_SPANS[adjective], sentence, question_stems)
                     or (_spans(_RANGE_SPAN, sentence, question_stems) if adjective == "long" else []))
         if asks_amount(question):

@@ -202,11 +202,13 @@ def test_asked_for_a_fee_lines_without_an_amount_do_not_answer():
     assert verdict.answerable and verdict.chunk_id == terms.chunk_id and verdict.span == "$18,000", verdict
 
 
-def test_a_line_naming_the_asked_attribute_answers_a_how_question():
+@pytest.mark.parametrize("question", ["How heavy is the K2?", "How much does the K2 weigh?"])
+def test_a_line_naming_the_asked_attribute_answers_a_how_question(question):
     # "Weight: 168 kg" never says "heavy" nor "K2"; the heading above names the K2, and "weight" is what "how
-    # heavy" asks about. Without the attribute the line has too little support and the question is refused.
+    # heavy" (or "how much ... weigh") asks about. Without the attribute the line has too little support and the
+    # question is refused.
     text = "# K2 specifications\n\n- Weight: 168 kg including battery\n- Payload: 25 kg per pick"
-    verdict = answerability_judge("How heavy is the K2?", [evidence(text)])
+    verdict = answerability_judge(question, [evidence(text)])
     assert verdict.answerable and verdict.span == "168 kg", verdict
     # The attribute counts only where it is named: a line without it keeps its full support.
     said = answerability_judge("How heavy is the K2?", [evidence("The K2 is 168 kg heavy with its battery.")])
