@@ -78,6 +78,23 @@ def _lemmas(text: str) -> set[str]:
     return {stem(IRREGULAR_FORMS.get(w, w)) for w in words(text)}
 
 
+# A negating prefix makes the opposite of a word of five letters or more: "unconnected" / "connected",
+# "independent" / "dependent", "indirectly" / "directly". (Shorter words are other words: "inform" / "form".)
+_NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+_PREFIXED_MIN = 5
+
+
+def _prefix_opposite(word: str, asked: set[str], said: set[str]) -> str | None:
+    for prefix in _NEGATING_PREFIXES:
+        if prefix in asked:
+            continue  # "un-elected" asks about the same word as "unelected"
+        if word.startswith(prefix) and len(word) - len(prefix) >= _PREFIXED_MIN and word[len(prefix):] in said:
+            return word[len(prefix):]
+        if len(word) >= _PREFIXED_MIN and prefix + word in said:
+            return prefix + word
+    return None
+
+
 def antonym_conflict(question: str, sentence: str) -> str | None:
     """A question word the sentence lacks while holding its opposite, as "word/opposite"; None if none."""
     asked, said = _lemmas(question), _lemmas(sentence)
@@ -85,6 +102,9 @@ def antonym_conflict(question: str, sentence: str) -> str | None:
         opposite = _ANTONYM_OF.get(word, set()) & said
         if opposite:
             return f"{word}/{sorted(opposite)[0]}"
+        prefixed = _prefix_opposite(word, asked, said)
+        if prefixed:
+            return f"{word}/{prefixed}"
     return None
 
 

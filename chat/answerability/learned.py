@@ -168,7 +168,8 @@ def learned_judge(question: str, evidence: Sequence[Evidence], *,
                                         top_k=top_k or TOP_K)
     if not candidate.answerable:
         # No sentence passes the hard rules (typed span, no restatement, negation, antonym, swapped entity or
-        # missing name): the regression only replaces the support bar, it never overrides those.
+        # missing name, no closer sentence contradicting the question): the regression only replaces the support
+        # bar, it never overrides those.
         return candidate
     p = model.probability(judge_features(question, evidence, candidate, readings, term_weights=term_weights))
     if p >= model.threshold:

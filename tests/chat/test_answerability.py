@@ -311,6 +311,32 @@ def test_verdict_refuses_an_antonym():
     assert not verdict.answerable and any(r.startswith("antonym:first/last") for r in verdict.reasons)
 
 
+def test_a_closer_sentence_contradicting_the_question_refuses_it():
+    # Put a "not" into a question its closest sentence answers, and that sentence says the opposite; a sentence
+    # further from the question, negated as the question is, does not answer it either.
+    normans = evidence(NORMANS.text + " The Normans did not keep the Norse language.")
+    verdict = answerability_judge("What did the Normans not give their name to?", [normans])
+    assert not verdict.answerable and verdict.reasons == ("contradicted:negation",), verdict
+    plain = answerability_judge("What did the Normans give their name to?", [normans])
+    assert plain.answerable and plain.sentence.startswith("The Normans were the people"), plain
+    graphs = evidence("The formal language associated with this decision problem is then the set of all connected "
+                      "graphs. Graphs can be encoded by their adjacency matrices, which list the edges of all graphs.")
+    verdict = answerability_judge("What is the set of all unconnected graphs for this decision problem?", [graphs])
+    assert not verdict.answerable and verdict.reasons == ("contradicted:antonym:unconnect/connect",), verdict
+
+
+@pytest.mark.parametrize(("question", "sentence", "conflict"), [
+    ("What is the set of all unconnected graphs?", "It is the set of all connected graphs.", "unconnect/connect"),
+    ("What makes the bounds dependent of the model?", "This makes the bounds independent of the model.",
+     "dependent/independent"),
+    ("How can graphs be encoded indirectly?", "Graphs can be encoded directly.", "indirectly/directly"),
+    ("How do we inform staff?", "Staff fill in the form.", None),  # "inform" is no opposite of "form"
+    ("Who are the un-elected members?", "The unelected members are the Commissioners.", None),
+])
+def test_a_negating_prefix_makes_an_opposite(question, sentence, conflict):
+    assert antonym_conflict(question, sentence) == conflict
+
+
 def test_verdict_refuses_a_swapped_entity():
     assert swapped_entity("Who did King Charles III swear fealty to?", NORMANS.text) == "King Charles III"
     assert swapped_entity("Who did Rollo swear fealty to?", NORMANS.text) is None
