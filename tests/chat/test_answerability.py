@@ -325,6 +325,17 @@ def test_a_closer_sentence_contradicting_the_question_refuses_it():
     assert not verdict.answerable and verdict.reasons == ("contradicted:antonym:unconnect/connect",), verdict
 
 
+def test_a_closer_sentence_with_another_number_refuses_the_question():
+    # The sentence closest to the question tells what happened in 2009, not in 2011; the line naming 2011 is about
+    # something else.
+    reno = evidence("In 2009 the Reno site sent 12 robots to Northgate. The warehouse is large. Its staff are "
+                    "trained. In 2011 Reno opened a new dock.")
+    verdict = answerability_judge("What did the Reno site do with its robots in 2011?", [reno])
+    assert not verdict.answerable and verdict.reasons == ("contradicted:number",), verdict
+    plain = answerability_judge("What did the Reno site do with its robots in 2009?", [reno])
+    assert plain.answerable and plain.sentence.startswith("In 2009"), plain
+
+
 @pytest.mark.parametrize(("question", "sentence", "conflict"), [
     ("What is the set of all unconnected graphs?", "It is the set of all connected graphs.", "unconnect/connect"),
     ("What makes the bounds dependent of the model?", "This makes the bounds independent of the model.",
