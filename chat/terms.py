@@ -13,10 +13,10 @@ import unicodedata
 
 from knowledge.stopwords import STOPWORDS
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_WORD = re.compile(r"\d+(?:\.\d+)+|[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)  # "3.2.1" and "3.5" are one word
 # A number not glued to a word on its left ("FY26" is a name, not the number 26); thousands separators
 # and a decimal part belong to it.
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)*")  # "3.2.1" is one number (a version), not 3.2 and 1
 
 
 # The words a question opens with: an interrogative or an auxiliary ("does …", "can …"). What follows " and " opens

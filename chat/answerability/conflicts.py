@@ -150,8 +150,8 @@ def restates_question(sentence: str, question: str, answer_type: AnswerType, *, 
     novel = {stem(w) for w in content_words(sentence)} - term_set(question)
     if not novel:
         return True
-    if len(novel) >= MIN_NOVEL_WORDS:
-        return False
+    if len(novel) >= MIN_NOVEL_WORDS or any(character.isdigit() for word in novel for character in word):
+        return False  # (a number or an amount fills a slot: "Sales and marketing: $1.1M.")
     if answer_type not in FACTOID_TYPES:
         return True
     return not (typed if typed is not None else typed_spans(sentence, answer_type, question))

@@ -27,7 +27,7 @@ from chat.answerability import (
 )
 from chat.extractive import compose_extractive_answer
 from chat.gate import GapKind, GateDecision
-from chat.terms import acronyms, spelled_out
+from chat.terms import acronyms, numbers, spelled_out, words
 from tests.chat.factories import evidence, labelled
 
 NORMANS = evidence(
@@ -323,6 +323,17 @@ def test_a_closer_sentence_contradicting_the_question_refuses_it():
                       "graphs. Graphs can be encoded by their adjacency matrices, which list the edges of all graphs.")
     verdict = answerability_judge("What is the set of all unconnected graphs for this decision problem?", [graphs])
     assert not verdict.answerable and verdict.reasons == ("contradicted:antonym:unconnect/connect",), verdict
+
+
+def test_a_version_is_one_number():
+    # "3.2.1" is no mention of 3.2: a release note of the patch does not say when 3.2 shipped.
+    assert numbers("Fixed in Perch 3.2.1, released on 2025-06-03.")[:1] == ["3.2.1"]
+    assert words("Perch 3.2.1 and 3.5 m") == ["perch", "3.2.1", "and", "3.5", "m"]
+    notes = evidence("# Perch 3.2 Release Notes\n\nPerch 3.2 shipped on 2025-05-20, after a week of tests.\n\n"
+                     "## Known issues\n\nRouting ignored new zones. Zones are drawn in the map editor. The editor "
+                     "is in Perch.\n\nFixed in Perch 3.2.1, released on 2025-06-03.")
+    verdict = answerability_judge("When was Perch 3.2 released?", [notes])
+    assert verdict.answerable and verdict.sentence.startswith("Perch 3.2 shipped"), verdict
 
 
 def test_a_closer_sentence_with_another_number_refuses_the_question():
