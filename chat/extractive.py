@@ -23,6 +23,7 @@ from chat.answerability import (
     restates_question,
     typed_spans,
 )
+from chat.answerability.lists import asks_for_several, heading_over, list_block
 from chat.evidence import Labelled
 from chat.terms import asked_attribute, key_terms, stem, term_set, words
 from knowledge.sentences import sentence_spans
@@ -41,6 +42,9 @@ MIN_SENTENCE_WORDS = 3
 # Score added to a sentence holding a span of the question's answer type (a date for "when", a name for
 # "who"): more than the gap between a sentence restating the question and one answering it in other words.
 TYPED_BONUS = 0.3
+# The items of the list the answer sentence is in come with it, up to this many sentences in all: "What are the
+# success criteria?" is answered by the three criteria under "## Success criteria", not the first alone.
+LIST_MAX_SENTENCES = 8
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,9 @@ class ExtractedSentence:
     doc_start: int  # the same span within the document
     doc_end: int
     score: float
+    # An item of the list the answer sentence is in (or that sentence itself): it answers with it, whatever its own
+    # words, and the list is read in its own order.
+    with_lead: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,34 +106,28 @@ def compose_extractive_answer(
         lead = answerability_judge(question, [item.evidence for item in labelled_evidence])
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])
-    idf = _idf(terms, labelled_evidence)
-    attribute = asked_attribute(question) if asked else None
-    attribute_term = stem(attribute) if attribute else None
-    if attribute_term and attribute_term not in idf:
-        # "How tall is the K2?": the line naming the height is about what was asked, another line naming the K2
-        # and a number is not. The noun counts where the evidence holds it and is no missing term where it does
-        # not ("The tower is 330 metres tall." names no height).
-        weight = _idf([attribute_term], labelled_evidence)[attribute_term]
-        if weight:
-            terms, idf = [*terms, attribute_term], {**idf, attribute_term: weight}
+    terms, idf = _with_attribute(question if asked else "", terms, _idf(terms, labelled_evidence), labelled_evidence)
     # Terms absent from every chunk still count in the denominator at the highest weight: a sentence that
     # covers only the easy half of a question should not score as if it covered all of it.
     missing_weight = math.log(1 + len(labelled_evidence))
     total_weight = sum(weight or missing_weight for weight in idf.values())
 
-    candidates: list[tuple[bool, float, int, ExtractedSentence, set[str]]] = []
+    listed = _lead_list(lead, labelled_evidence, terms) if asked and asks_for_several(question) else set()
+    candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]] = []
     for rank, item in enumerate(labelled_evidence):
         text = item.evidence.text
         for start, end in sentence_spans(text):
             sentence = text[start:end]
-            if len(words(sentence)) < MIN_SENTENCE_WORDS or heading_at(text, start, end) or asks_something(sentence):
+            in_list = (item.evidence.chunk_id, start) in listed  # an item answers however short ("Tom Becker")
+            if not in_list and (len(words(sentence)) < MIN_SENTENCE_WORDS or heading_at(text, start, end)
+                                or asks_something(sentence)):
                 continue  # too short, a heading, or a question of the record's own: none of them answers
             stems = term_set(sentence)
             matched = sum(idf[t] for t in terms if t in stems)
             leads = (asked and lead is not None and lead.answerable and lead.chunk_id == item.evidence.chunk_id
                      and lead.start == start)
-            if matched <= 0 and not leads:  # (the verdict's sentence may hold the question's words next to it)
-                continue
+            if matched <= 0 and not leads and not in_list:  # (the verdict's sentence and its list may hold the
+                continue                                    # question's words next to them, in a heading)
             typed = answer_type is not None and bool(typed_spans(sentence, answer_type, question))
             if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
                 continue  # says only what the question says: it cannot hold the answer
@@ -134,30 +135,65 @@ def compose_extractive_answer(
             # The bonus orders the choice; `score` stays the coverage score the provider's floor compares.
             extracted = ExtractedSentence(sentence=sentence, label=item.label, start=start, end=end,
                                           doc_start=item.evidence.start + start, doc_end=item.evidence.start + end,
-                                          score=round(score, 6))
-            candidates.append((leads, score + (TYPED_BONUS if typed else 0.0), rank, extracted, stems))
+                                          score=round(score, 6), with_lead=in_list)
+            priority = 0 if leads else 1 if in_list else 2
+            candidates.append((priority, score + (TYPED_BONUS if typed else 0.0), rank, extracted, stems))
 
-    sentences = _choose(candidates, max_sentences)
+    sentences = _choose(candidates, min(max(max_sentences, len(listed)), LIST_MAX_SENTENCES))
     text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
     return ExtractiveAnswer(text=text, sentences=sentences)
 
 
-def _choose(candidates: list[tuple[bool, float, int, ExtractedSentence, set[str]]],
+def _with_attribute(question: str, terms: list[str], idf: dict[str, float], labelled_evidence: Sequence[Labelled]
+                    ) -> tuple[list[str], dict[str, float]]:
+    """"How tall is the K2?": the line naming the height is about what was asked, another line naming the K2 and
+    a number is not. The noun counts where the evidence holds it and is no missing term where it does not ("The
+    tower is 330 metres tall." names no height)."""
+    attribute = asked_attribute(question)
+    term = stem(attribute) if attribute else None
+    if term and term not in idf:
+        weight = _idf([term], labelled_evidence)[term]
+        if weight:
+            return [*terms, term], {**idf, term: weight}
+    return terms, idf
+
+
+def _lead_list(lead: Verdict | None, labelled_evidence: Sequence[Labelled], terms: Sequence[str]
+               ) -> set[tuple[int, int]]:
+    """(chunk id, sentence start) of each sentence of the list the answer sentence is an item of (chat.answerability
+    .lists), itself included, when the heading over the list names something the question asks about ("## Success
+    criteria for the extension"); empty otherwise. A list under another heading ("## Our values") answers with its
+    one item: the rest of it would be about something else."""
+    if lead is None or not lead.answerable:
+        return set()
+    for item in labelled_evidence:
+        if item.evidence.chunk_id == lead.chunk_id:
+            heading = heading_over(item.evidence.text, lead.start, item.evidence.outline)
+            if not term_set(heading) & set(terms):
+                return set()
+            return {(lead.chunk_id, start) for start, _ in list_block(item.evidence.text, lead.start)}
+    return set()
+
+
+def _choose(candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]],
             max_sentences: int) -> list[ExtractedSentence]:
     """The best `max_sentences` candidates, near-duplicates collapsed, in reading order. The answer sentence the
     answerability verdict found leads whatever its score: a score bonus did not always lead (a better-ranked
     record's goal, "Reach 120 picks per robot-hour", outscored the result the judge chose, "131 in week 11", by
     its rank and words). On SQuAD's odd articles, judged offline, the span hits were the same as with the bonus
     of 0.5 this replaces; 66 of ~1,200 answers keep one more sentence."""
-    candidates = sorted(candidates, key=lambda c: (not c[0], -c[1], c[2], c[3].start))
-    chosen: list[tuple[int, ExtractedSentence, set[str]]] = []
-    for _leads, _score, rank, extracted, stems in candidates:
+    candidates = sorted(candidates, key=lambda c: (c[0], -c[1], c[2], c[3].start))
+    chosen: list[tuple[int, int, ExtractedSentence, set[str]]] = []
+    for priority, _score, rank, extracted, stems in candidates:
         if len(chosen) >= max_sentences:
             break
-        if any(_near_duplicate(stems, other) for _, _, other in chosen):
+        if any(_near_duplicate(stems, other) for *_, other in chosen):
             continue
-        chosen.append((rank, extracted, stems))
-    # The best sentence leads (for a question, the one holding the answer); the rest keep source and
-    # document order so related sentences read in sequence.
-    rest = sorted(chosen[1:], key=lambda c: (c[0], c[1].start))
-    return [extracted for _, extracted, _ in chosen[:1] + rest]
+        chosen.append((priority, rank, extracted, stems))
+    # The best sentence leads (for a question, the one holding the answer); the others keep source and document
+    # order so related sentences read in sequence. When the answer is an item of a list, the list leads, in its
+    # own order: the steps of a procedure are read first to last.
+    first = [c for c in chosen if c[0] <= 1] if any(c[0] == 1 for c in chosen) else chosen[:1]
+    first = sorted(first, key=lambda c: c[2].start) if len(first) > 1 else first
+    rest = sorted((c for c in chosen if c not in first), key=lambda c: (c[1], c[2].start))
+    return [extracted for _, _, extracted, _ in first + rest]

@@ -35,6 +35,7 @@ def _abbreviation_before(text: str, dot: int) -> bool:
     return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
 
 
+_NUMBERED_ITEM = re.compile(r"[ \t]*\d{1,2}[.)]")
 _LIST_MARKER = re.compile(r"(?:[-*+•>]|\d+[.)]|#{1,6})[ \t]+")  # bullets, numbers, quote and heading marks
 
 
@@ -63,6 +64,8 @@ def sentence_spans(text: str, *, line_breaks: bool = False, keep_list_markers: b
         for match in _END.finditer(text, block_start, block_end):
             if text[match.start()] == "." and _abbreviation_before(text, match.start()):
                 continue
+            if _NUMBERED_ITEM.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.end()):
+                continue  # the "1." of a numbered item ends no sentence
             span = _trimmed(text, start, match.end(), markers)
             if span:
                 spans.append(span)

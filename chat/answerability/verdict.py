@@ -29,6 +29,7 @@ from chat.answerability.conflicts import (
     restates_question,
     states_intention,
 )
+from chat.answerability.lists import list_item_at
 from chat.evidence import Evidence
 from chat.terms import acronyms, asked_attribute, content_words, normalise, numbers, spelled_out, stem, words
 from knowledge.sentences import sentence_spans
@@ -147,11 +148,11 @@ _PRONOUN_START = re.compile(r"(?:it|its|they|their|he|his|she|her|this|these|the
 
 def _headed(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The statements of a chunk (headings left out) and, for each, the last heading above it in the chunk
-    ((0, 0) when none)."""
+    ((0, 0) when none). A list item is no heading, however short ("- Tom Becker" under "## Members")."""
     spans, above = [], []
     heading = (0, 0)
     for start, end in sentence_spans(text):
-        if heading_at(text, start, end):
+        if heading_at(text, start, end) and not list_item_at(text, start):
             heading = (start, end)
             continue
         spans.append((start, end))
@@ -185,7 +186,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
         spans, headings = _headed(text)
         stem_sets = [_keys(text[s:e], spelled) for s, e in spans]
         outline_keys = _keys(outlines[index], spelled) if index < len(outlines) else set()
-        heading_keys = {h: _keys(text[slice(*h)], spelled) | outline_keys for h in set(headings)}
+        heading_own = {h: _keys(text[slice(*h)], spelled) for h in set(headings)}
         for i, (start, end) in enumerate(spans):
             sentence = text[start:end]
             previous = stem_sets[i - 1] if i else set()
@@ -196,8 +197,11 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 stem_sets_i = stem_sets[i] | previous
             else:
                 stem_sets_i = stem_sets[i]
+            if list_item_at(text, start):
+                # "- 125 picks per robot-hour" under "## Success criteria for the extension" is a success criterion.
+                stem_sets_i = stem_sets_i | heading_own[headings[i]]
             owns.append(stem_sets_i)
-            near = previous | following | heading_keys[headings[i]]
+            near = previous | following | heading_own[headings[i]] | outline_keys
             weights_i = with_attribute if attribute_key in stem_sets_i else weights
             own = _share(weights_i, stem_sets_i)
             support = _share(weights_i, stem_sets_i, near)

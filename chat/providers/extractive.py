@@ -73,9 +73,10 @@ def answer_from_decision(question: str, decision: Decision,
         best = max((s.score for s in composed.sentences), default=0.0)
         asked = is_question(part.question)
         # The first sentence is the composer's lead (for a question, the one holding the answer): it stays
-        # whatever its coverage score; the others must come close to the best one.
+        # whatever its coverage score, and so do the other items of its list; the others must come close to the
+        # best one.
         fresh = [s for i, s in enumerate(composed.sentences)
-                 if (i == 0 or _close_enough(s, composed.sentences[0], best, asked=asked))
+                 if (i == 0 or s.with_lead or _close_enough(s, composed.sentences[0], best, asked=asked))
                  and all((s.label, s.start) != (c.label, c.start) for c in chosen)]
         if not fresh:
             # The gate let it through but no sentence carries the question's terms: reported, and the answer
