@@ -185,9 +185,12 @@ def _spans(pattern: re.Pattern[str], sentence: str, question_stems: set[str]) ->
             if m.group(0).strip() and _novel(m.group(0), question_stems)]
 
 
-# A person or a place is no code ("S1 incidents", "KR-1042") and no month or weekday ("from December 24 to January 1").
+# A person or a place is no code ("S1 incidents", "KR-1042"), no month or weekday ("from December 24 to January 1")
+# and no office ("reported to the Head of Support": who holds it is the answer).
 _NOT_PERSON_OR_PLACE = re.compile(rf"(?:(?:{_MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?\s*)+"
-                                  rf"|.*\d.*", re.IGNORECASE | re.DOTALL)
+                                  rf"|.*\d.*|(?:head|director|chief|manager|vice|president|chair|chairman|chairwoman|"
+                                  rf"officer|lead|secretary|minister|governor|mayor|dean)\b.*\sof\s.*",
+                                  re.IGNORECASE | re.DOTALL)
 
 
 def _name_spans(sentence: str, question_stems: set[str], *, person_or_place: bool = False) -> list[tuple[int, int]]:
