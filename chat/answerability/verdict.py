@@ -261,19 +261,24 @@ def _contradicted_by(best: SentenceReading, readings: Sequence[SentenceReading],
     On SQuAD 2.0, judged offline on the same evidence: odd articles, unanswerable questions refused 123 -> 198 of
     579, answerable ones answered 595 -> 587 of 649, the answer sentence holding the gold span 452 -> 452; even
     articles, 138 -> 143 of 464, 294 -> 292 and 194 -> 193 of 377; a changed number then refused 4 and 8 more
-    unanswerable questions for 1 and 0 fewer answerable ones answered, none with the gold span. Counting a negated
+    unanswerable questions for 1 and 0 fewer answerable ones answered, none with the gold span; a count in words
+    the answer sentence itself changes ("three" asked, "two" said) 4 and 3 more, for 1 and 0. Counting a negated
     sentence closer to a plain question as well refused 4 more unanswerable questions on the odd articles for 14
     fewer answered."""
-    closer = [r for r in readings if r is not best and r.support > best.support and contradiction(r)]
+    closer = [r for r in readings if (r.support > best.support and r is not best and contradiction(r))
+              or (r is best and contradiction(r) == "count")]
     return contradiction(max(closer, key=lambda r: r.support)) if closer else ""
 
 
 def _contradiction(question: str, top: Sequence[Evidence]) -> Callable[[SentenceReading], str]:
     """How a reading contradicts `question` ("" when it does not): a "not" of the question it lacks (a negated
-    sentence for a plain question does not count), an antonym or swapped roles (`conflict_of`), or a number of
-    its own where the question's is not (in the sentence or its neighbours)."""
+    sentence for a plain question does not count), an antonym or swapped roles (`conflict_of`), a number of its
+    own where the question's is not (in the sentence or its neighbours), or a count in words of its own where the
+    question's is not ("count": this one refuses the answer sentence itself too, which the names and numbers
+    that must stand near it do not check for words)."""
     question_negated = negated(question)
     asked_numbers = set(numbers(question))
+    asked_counts = _counts(question)
 
     def contradiction(r: SentenceReading) -> str:
         if r.negation_mismatch and question_negated:
@@ -281,11 +286,22 @@ def _contradiction(question: str, top: Sequence[Evidence]) -> Callable[[Sentence
         if r.conflict:
             return r.conflict
         text = top[r.chunk_index].text
-        if (asked_numbers and asked_numbers - set(numbers(text[slice(*r.window)]))
-                and numbers(text[r.start:r.end])):
+        window, sentence = text[slice(*r.window)], text[r.start:r.end]
+        if asked_numbers and asked_numbers - set(numbers(window)) and numbers(sentence):
             return "number"
+        if asked_counts and asked_counts - _counts(window) and _counts(sentence):
+            return "count"  # "three finite graphs" asked of "two finite graphs"
         return ""
     return contradiction
+
+
+# Counts written as words. Not "one": "one of the", "no one".
+_COUNT_WORDS = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|thrice|half|thirds?|"
+                          r"quarters?|dozen)\b", re.IGNORECASE)
+
+
+def _counts(text: str) -> set[str]:
+    return {m.group(1).lower() for m in _COUNT_WORDS.finditer(text)}
 
 
 def _preferences(question: str, answer_type: AnswerType,

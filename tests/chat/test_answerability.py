@@ -349,6 +349,14 @@ def test_a_closer_sentence_with_another_number_refuses_the_question():
     assert plain.answerable and plain.sentence.startswith("In 2009"), plain
 
 
+def test_a_count_in_words_the_answer_does_not_give_refuses_the_question():
+    graphs = evidence("The graph isomorphism problem is the computational problem of determining whether two finite "
+                      "graphs are isomorphic.")
+    verdict = answerability_judge("What problem determines whether three finite graphs are isomorphic?", [graphs])
+    assert not verdict.answerable and verdict.reasons == ("contradicted:count",), verdict
+    assert answerability_judge("What problem determines whether two finite graphs are isomorphic?", [graphs]).answerable
+
+
 @pytest.mark.parametrize(("question", "sentence", "conflict"), [
     ("What is the set of all unconnected graphs?", "It is the set of all connected graphs.", "unconnect/connect"),
     ("What makes the bounds dependent of the model?", "This makes the bounds independent of the model.",
