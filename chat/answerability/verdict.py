@@ -59,7 +59,9 @@ TOP_K = 3
 # mirror each other ("- The FY2026 R&D budget is $2.4M." / "- Sales and marketing: $1.1M." for "What is the
 # marketing budget?": each holds one word itself and the other next to it) and differ by half the gap between the
 # two words' weights: with the collections loaded beside the sample corpus that was 0.026, and 0.02 let the R&D
-# line lead. 0.05 on SQuAD (judged offline): odd unchanged, even +1 answer sentence holding the gold span.
+# line lead. 0.05 on SQuAD (judged offline): odd unchanged, even +1 answer sentence holding the gold span. In the
+# next bench run the gap was wider still: two readings holding the same words of the question, own or next to
+# them, are a tie at any gap (`SentenceReading.held`; SQuAD offline: odd -1 gold-span lead, even unchanged).
 SUPPORT_TIE = 0.05
 # Rarity weight of a question word the corpus statistics do not know (rare by definition).
 UNKNOWN_WEIGHT = 4.0
@@ -106,6 +108,9 @@ class SentenceReading:
     # The question's words the sentence holds itself, each weighted by how few of the sentences read hold it:
     # what sets it apart from the others. Breaks a tie of `support` (see `rules_reading`).
     specificity: float = 0.0
+    # The question's words the sentence holds itself or next to it: two sentences holding the same ones, placed
+    # the other way round, are a tie whatever the corpus weights (`_closest`).
+    held: frozenset[str] = frozenset()
 
 
 # The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
@@ -216,7 +221,7 @@ def read_sentences(question: str, texts: Sequence[str], *,
                 restatement=restates_question(sentence, question, answer_type, typed=bool(typed)),
                 conflict=conflict_of(question, sentence),
                 window=(spans[i - 1][0] if i else start, spans[i + 1][1] if i + 1 < len(spans) else end),
-                heading=headings[i],
+                heading=headings[i], held=frozenset(t for t in weights if t in stem_sets_i or t in near),
             ))
     return _with_specificity(readings, owns, weights)
 
@@ -250,7 +255,7 @@ def _closest(qualified: list[SentenceReading], readings: list[SentenceReading], 
         return (round(r.support, 6), round(r.specificity, 6), -r.chunk_index, -r.start)
 
     best = max(qualified or readings, key=closeness)
-    tied = [r for r in qualified if r.support >= best.support - SUPPORT_TIE]
+    tied = [r for r in qualified if r.support >= best.support - SUPPORT_TIE or (r.held and r.held == best.held)]
     return max(tied, key=lambda r: (round(r.specificity, 6), *closeness(r))) if tied else best
 
 
