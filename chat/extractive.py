@@ -169,10 +169,15 @@ def _lead_list(lead: Verdict | None, labelled_evidence: Sequence[Labelled], term
     for item in labelled_evidence:
         if item.evidence.chunk_id == lead.chunk_id:
             heading = heading_over(item.evidence.text, lead.start, item.evidence.outline)
-            if not term_set(heading) & set(terms):
+            if not _bare(term_set(heading)) & _bare(terms):  # ("charging" names what "charge" asks about)
                 return set()
             return {(lead.chunk_id, start) for start, _ in list_block(item.evidence.text, lead.start)}
     return set()
+
+
+def _bare(terms) -> set[str]:
+    """Stems without a final "e": the light stemmer leaves "charge" whole and cuts "charging" to "charg"."""
+    return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in terms}
 
 
 def _choose(candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]],

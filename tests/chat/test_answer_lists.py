@@ -92,6 +92,15 @@ def test_a_procedure_is_quoted_first_step_to_last_whichever_step_answers():
     assert [s.sentence for s in members.sentences][:3] == ["Sofia Alvarez (chair)", "Tom Becker", "Omar Haddad"]
 
 
+def test_a_procedure_under_a_heading_naming_the_verb_asked_about():
+    # "How does the K2 charge?" — the heading says "charging"
+    answer = compose_extractive_answer("How does the K2 charge?", labelled(CHARGING))
+    assert [s.sentence for s in answer.sentences][:3] == [
+        "Perch sends a K2 to its dock when the charge drops below 25 %.",
+        "The robot aligns using the dock fiducial and lowers its charging contacts.",
+        "Charging runs at a maximum of 20 A."], answer.sentences
+
+
 def test_one_value_or_another_heading_keeps_the_item_alone():
     # one value asked for: its item answers, not the steps around it
     answer = compose_extractive_answer("What is the maximum charging current of the K2?", labelled(CHARGING))
