@@ -25,7 +25,7 @@ from chat.answerability import (
 )
 from chat.answerability.lists import asks_for_several, heading_over, list_block
 from chat.evidence import Labelled
-from chat.terms import asked_attribute, key_terms, stem, term_set, words
+from chat.terms import asked_attribute, key_terms, stem, term_set, without_final_e, words
 from knowledge.sentences import sentence_spans
 
 __all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
@@ -169,15 +169,11 @@ def _lead_list(lead: Verdict | None, labelled_evidence: Sequence[Labelled], term
     for item in labelled_evidence:
         if item.evidence.chunk_id == lead.chunk_id:
             heading = heading_over(item.evidence.text, lead.start, item.evidence.outline)
-            if not _bare(term_set(heading)) & _bare(terms):  # ("charging" names what "charge" asks about)
+            # ("charging" names what "charge" asks about)
+            if not {without_final_e(t) for t in term_set(heading)} & {without_final_e(t) for t in terms}:
                 return set()
             return {(lead.chunk_id, start) for start, _ in list_block(item.evidence.text, lead.start)}
     return set()
-
-
-def _bare(terms) -> set[str]:
-    """Stems without a final "e": the light stemmer leaves "charge" whole and cuts "charging" to "charg"."""
-    return {t[:-1] if len(t) > 4 and t.endswith("e") else t for t in terms}
 
 
 def _choose(candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]],

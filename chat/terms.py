@@ -84,15 +84,25 @@ HOW_ATTRIBUTES = {"tall": "height", "high": "height", "heavy": "weight", "fast":
 _WEIGH = frozenset({"weigh", "weighs", "weighed"})
 
 
+def _weighed(tokens: list[str]) -> set[int]:
+    """Where "How much does the K2 weigh?" says "weigh": the answer slot, as "heavy" is in "how heavy"."""
+    starts = [i for i in range(1, len(tokens)) if tokens[i - 1] == "how" and tokens[i] == "much"]
+    return {i for i, token in enumerate(tokens) if token in _WEIGH and starts and i > starts[0]}
+
+
 def asked_attribute(text: str) -> str | None:
     """The attribute noun of the question's "how" adjective ("how tall" -> "height"), if it names one."""
     tokens = words(text)
     for i in range(1, len(tokens)):
         if tokens[i - 1] == "how" and tokens[i] in HOW_ATTRIBUTES:
             return HOW_ATTRIBUTES[tokens[i]]
-        if tokens[i - 1] == "how" and tokens[i] == "much" and _WEIGH.intersection(tokens[i + 1:]):
-            return "weight"  # "How much does the K2 weigh?" asks how heavy it is
-    return None
+    return "weight" if _weighed(tokens) else None
+
+
+def without_final_e(term: str) -> str:
+    """A stem without its final "e": the light stemmer leaves "operate" and "charge" whole and cuts "operated" and
+    "charging" to "operat" and "charg"; compared this way they meet."""
+    return term[:-1] if len(term) > 4 and term.endswith("e") else term
 
 
 # The noun after "what"/"which" that names a date ("what year", "which century", "what time"): the slot as well —
@@ -105,11 +115,10 @@ def content_words(text: str) -> list[str]:
     """Non-stopword tokens, unstemmed, in order (duplicates kept); the quantity word of a "how long"-style
     question is the answer slot and left out (HOW_ADJECTIVES), as is the "weigh" of "how much ... weigh"."""
     tokens = words(text)
-    how_much = next((i for i in range(1, len(tokens)) if tokens[i - 1] == "how" and tokens[i] == "much"), None)
+    weighed = _weighed(tokens)
     return [w for i, w in enumerate(tokens)
             if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
-            and not (i and tokens[i - 1] == "how" and w in HOW_ADJECTIVES)
-            and not (how_much is not None and i > how_much and w in _WEIGH)  # "how much ... weigh": the slot
+            and not (i and tokens[i - 1] == "how" and w in HOW_ADJECTIVES) and i not in weighed
             and not (i and tokens[i - 1] in ("what", "which") and w in WHEN_NOUNS)]
 
 

@@ -17,11 +17,13 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc inc ltd co corp dept fig no nos approx est jan feb mar apr jun jul aug "
     "sep sept oct nov dec e.g i.e cf al".split()
 )
+# The mark a list item opens with: a bullet, or a number with a full stop or a bracket ("3.", "2)").
+LIST_ITEM_MARK = r"(?:[-*+•]|\d+[.)])"
 _END = re.compile(r"[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
 # A blank line, and a line break before a list item, before or after a table row ("| 2025-05-05 | Planned go-live |"),
 # or before a line opening with a bracket (a chat log's "[2025-07-03 09:12] Omar: ...", a reference "[2] Smith"):
 # each such line is an entry of its own, whatever the line before ends with ("... revision C." reads as an initial).
-_HARD_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:(?:[-*+•]|\d+[.)])\s|\||\[))|(?<=\|)[ \t]*\n")
+_HARD_BREAK = re.compile(rf"\n[ \t]*\n|\n(?=[ \t]*(?:{LIST_ITEM_MARK}\s|\||\[))|(?<=\|)[ \t]*\n")
 _LINE_BREAK = re.compile(r"\n")
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 
 from chat.answerability.conflicts import heading_at
-from knowledge.sentences import sentence_spans
+from knowledge.sentences import LIST_ITEM_MARK, sentence_spans
 
 # "What are the success criteria ...?", "Which steps ...?", "How do I report an incident?": a question asking for
 # several things, or for a procedure. "What is the maximum charging current?" asks for one: its item answers alone.
 _ASKS_SEVERAL = re.compile(r"^\W*(?:(?:what|which|who)\s+(?:\w+\s+)?(?:are|were)\b"
                            r"|how\s+(?:do|does|can|should|must|to)\b|(?:list|name)\s)", re.IGNORECASE)
-_ITEM_MARK = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)])[ \t]+")
+_ITEM_MARK = re.compile(rf"[ \t]*{LIST_ITEM_MARK}[ \t]+")
 
 
 def asks_for_several(question: str) -> bool:
