@@ -113,7 +113,7 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
             return PartDecision(question=question, decision=GateDecision(
                 answer=False, reason="unknown_identifier", confidence=0.0, coverage=0.0,
                 gap_kind=GapKind.KNOWLEDGE_MISSING))
-        weights = term_weights(question)
+        weights = term_weights(authority, question)
         # The gate's phrase rule stands in for the answerability judge where the judge abstains.
         phrase_rule = not judged(question)
         evidence, semantic = evidence_search(authority, question, k, embedded)

@@ -27,7 +27,8 @@ from knowledge.access import readable_chunks, readable_documents
 from knowledge.chunking import shared_heading_path
 from knowledge.retrieval import Hit, QueryVector, hybrid_search, query_vectors
 from knowledge.retrieval.hints import probe_query
-from knowledge.retrieval.lexical import corpus_stats, idf_for, query_lexemes
+from knowledge.retrieval.lexical import query_lexemes
+from knowledge.retrieval.statistics import corpus_stats, idf_for
 
 # "?" and ";" end a question. " and " joins two questions only when what follows it opens a question of its own
 # ("… take and how many …"); otherwise it joins two things one question asks about ("printing, and distribution
@@ -205,11 +206,12 @@ def _record_passages(authority: Authority, spans: Mapping[int, tuple[int, int, i
     return {int(name[1:]): passage for row in rows for name, passage in row.items() if passage is not None}
 
 
-def term_weights(question: str) -> dict[str, float]:
-    """Corpus idf of each key term of `question` (its rarest Postgres lexeme), for the gate's coverage.
-    Empty when the lexeme statistics are not there yet (before ANALYZE): the gate then counts terms."""
-    stats = corpus_stats()
-    if not stats.get("freqs"):
+def term_weights(authority: Authority, question: str) -> dict[str, float]:
+    """Idf of each key term of `question` (its rarest Postgres lexeme) in the caller's corpus, for the gate's
+    coverage. Empty when that corpus has not been counted yet (knowledge.retrieval.statistics): the gate then
+    counts terms."""
+    stats = corpus_stats(authority.corpus_tenant_ids)
+    if not stats.known:
         return {}
     content = list(dict.fromkeys(content_words(question)))
     lexemes = word_lexemes(content)

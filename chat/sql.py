@@ -1,7 +1,7 @@
 """Postgres-specific reads for answers.
 
-Term rarity for the refusal gate: the corpus-wide document frequency of each question word, read from
-the same lexeme statistics BM25 ranks with (knowledge.retrieval.lexical.corpus_stats). The words must be
+Term rarity for the refusal gate: the document frequency of each question word in the caller's corpus, read from
+the same lexeme statistics BM25 ranks with (knowledge.retrieval.statistics). The words must be
 stemmed by Postgres's `english` configuration to find their lexemes, which Python's light stemmer in
 chat.terms does not reproduce — hence one small query.
 """

@@ -177,23 +177,6 @@ def child_tenant_map_sql(*, table: str, chain: tuple[tuple[str, str, str], ...],
         sql.SQL(" ").join(joins))
 
 
-# The live definition of the statistics function (frozen copy: migration 0002_row_level_security; a change
-# here needs a new migration, and tests/knowledge/test_db_functions.py fails until they agree). Why in the
-# database: pg_stats hides the statistics of a table whose row security applies to the reader, and the lexical
-# ranking reads its tsvector column's most common elements (knowledge.retrieval.lexical.corpus_stats). This
-# owner's function hands back exactly those two arrays, corpus-wide by design: they count lexemes, not rows.
-COLUMN_COMMON_ELEMS_SIGNATURE = "groundwork_column_common_elems(text,text)"
-
-
-def column_common_elems_create_sql(*, schema: str) -> sql.Composed:
-    return sql.SQL(
-        "CREATE OR REPLACE FUNCTION groundwork_column_common_elems(tbl text, col text) "
-        "RETURNS TABLE (elems text[], freqs real[]) LANGUAGE sql STABLE SECURITY DEFINER "
-        "SET search_path = pg_catalog, pg_temp AS $$ "
-        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_catalog.pg_stats "
-        "WHERE schemaname = {schema} AND tablename = tbl AND attname = col $$").format(schema=sql.Literal(schema))
-
-
 class _PreparingCursor(ServerBindingCursor):
     """Server-side binding, and every statement prepared on first use (psycopg keeps a per-connection cache of
     them, bounded by its `prepared_max`)."""

@@ -391,3 +391,38 @@ class DocumentLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} → {self.kind}:{self.key}"
+
+
+class CorpusStatistics(models.Model):
+    """How often each word occurs in one tenant's records: what BM25, the refusal gate and the hint probe weigh a
+    question's words by (knowledge.retrieval.statistics). Counted per tenant so that no tenant's records move
+    another's rankings or answers — statistics pooled across tenants would let one tenant learn, from the order
+    of its own results, which words another tenant's records are full of. A caller's weights combine their own
+    tenant's row with the platform corpus's.
+
+    Counted (knowledge.services.statistics) over all of the tenant's chunks, or an even sample of a large tenant;
+    `lexemes` keeps the commonest (Postgres english lexemes, with `counts`: chunks of the sample holding each), and
+    `truncated` says whether rarer ones were left out. Recounted when the tenant's chunk count has moved."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    chunks = models.PositiveIntegerField()  # the tenant's chunks when counted
+    sampled = models.PositiveIntegerField()  # the chunks the lexemes were counted in
+    average_tokens = models.FloatField()
+    lexemes = ArrayField(models.TextField(), default=list, blank=True)
+    counts = ArrayField(models.PositiveIntegerField(), default=list, blank=True)
+    truncated = models.BooleanField(default=False)
+    counted_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "corpus statistics"
+        constraints = [
+            models.CheckConstraint(condition=Q(sampled__lte=models.F("chunks")),
+                                   name="knowledge_corpus_statistics_sample_within"),
+            models.CheckConstraint(
+                condition=models.lookups.Exact(models.Func(models.F("lexemes"), function="cardinality"),
+                                               models.Func(models.F("counts"), function="cardinality")),
+                name="knowledge_corpus_statistics_counts_aligned"),
+        ]
+
+    def __str__(self) -> str:
+        return f"corpus statistics of tenant {self.tenant_id}"

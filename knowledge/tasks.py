@@ -4,6 +4,7 @@ from celery import shared_task
 
 from .embedding import chunks_embed
 from .resume import work_resume
+from .services.statistics import corpus_statistics_count
 from .uploads import upload_batch_process
 
 logger = logging.getLogger(__name__)
@@ -41,3 +42,11 @@ def upload_batch_process_task(self, batch_id: int) -> dict:
 def work_resume_task() -> dict:
     """Celery beat: queue again ingestion and embedding whose task message was lost (knowledge/resume.py)."""
     return work_resume()
+
+
+@shared_task(acks_late=True, soft_time_limit=600, time_limit=660)
+def corpus_statistics_task(tenant_id: int) -> dict:
+    """Count a tenant's word statistics afresh (queued by knowledge.retrieval.statistics when its chunk count has
+    moved). Safe to run twice: the last count replaces the one before."""
+    row = corpus_statistics_count(tenant_id)
+    return {"tenant": tenant_id, "chunks": row.chunks, "sampled": row.sampled, "lexemes": len(row.lexemes)}

@@ -68,11 +68,10 @@ def _channel_workers_closed(django_db_setup):
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_background_analyze(django_db_setup, django_db_blocker):
-    # The lexeme statistics BM25 and the refusal gate weigh terms with (knowledge.retrieval.lexical.corpus_stats)
-    # come from ANALYZE of the chunks' full-text column. Autovacuum would run it whenever enough rows changed —
-    # at a moment that depends on the machine's speed — and leave one test's corpus statistics to a later test on
-    # other data. Off for that table here, so each test sees the same (none: terms are counted, not weighed)
-    # unless it gives its own; production keeps autovacuum.
+    # Autovacuum would ANALYZE the chunks whenever enough rows changed — at a moment that depends on the machine's
+    # speed — and change the planner's choices (which index a search walks) from one test to the next. Off for that
+    # table here; production keeps autovacuum. (Word statistics do not come from ANALYZE: they are counted per
+    # tenant, knowledge.retrieval.statistics, and a test's tenants are counted only when it asks.)
     from django.db import connection
     from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 
@@ -91,7 +90,7 @@ def _corpus_statistics_fresh():
     # BM25 and the refusal gate weigh terms by corpus statistics cached per process for minutes: a test would
     # otherwise see whichever earlier test's statistics were read last, at a moment that depends on how fast the
     # machine ran the suite (a CI run refused a question a local run answered). Each test reads them afresh.
-    from knowledge.retrieval.lexical import corpus_stats_forget
+    from knowledge.retrieval.statistics import corpus_stats_forget
 
     corpus_stats_forget()
     yield

@@ -58,7 +58,7 @@ def _row(authority, question: dict) -> dict | None:
     top = " ".join(squad_normal(item.text) for item in part.evidence[:TOP_K])
     gold_in = any(g and f" {g} " in f" {top} " for g in (squad_normal(a) for a in question["answers"]))
     return {"id": question["id"], "question": text, "impossible": question["impossible"],
-            "gold_in_evidence": gold_in, "weights": term_weights(text),
+            "gold_in_evidence": gold_in, "weights": term_weights(authority, text),
             "evidence": [asdict(item) for item in part.evidence]}
 
 

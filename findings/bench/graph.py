@@ -53,7 +53,6 @@ from knowledge.embedders import embedder_reset
 from knowledge.hooks import listeners_paused
 from knowledge.models import Chunk, Document, Source
 from knowledge.retrieval.channels import ChannelQuery
-from knowledge.retrieval.lexical import corpus_stats
 from knowledge.retrieval.search import hybrid_search
 from knowledge.services import DocumentInput, documents_import
 
@@ -265,7 +264,6 @@ def org_load(*, people: int, filler_chunks: int, embed: bool = True) -> tuple[Or
     with connection.cursor() as cursor:
         for table in ("findings_claim", "findings_claim_evidence", "findings_entity", "knowledge_chunk"):
             cursor.execute(f"ANALYZE {table}")  # noqa: S608  (fixed table names)
-    corpus_stats(refresh=True)  # BM25 reads the fresh statistics, not a cached earlier corpus's
     return org, loaded
 
 

@@ -30,7 +30,6 @@ from groundwork.models import Principal, Tenant
 from groundwork.selectors import authority_for_service
 from knowledge.bench.scratch import scratch_tenant_drop
 from knowledge.models import Document, DocumentLink
-from knowledge.retrieval.lexical import corpus_stats
 from knowledge.retrieval.search import hybrid_search
 from knowledge.sample_corpus import DATA as SAMPLE_DATA
 from knowledge.sample_corpus import corpus_file_load
@@ -48,7 +47,6 @@ def _load() -> Tenant:
     tenant = Tenant.objects.create(slug=f"gbench-kestrel-{uuid.uuid4().hex[:8]}", name="Graph bench sample corpus")
     with override_settings(FINDINGS_EXTRACTOR="patterns"):
         corpus_file_load(tenant=tenant, path=SAMPLE_DATA / "kestrel.json")
-    corpus_stats(refresh=True)  # BM25 reads this corpus's statistics, not a cached earlier one's
     return tenant
 
 

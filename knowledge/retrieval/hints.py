@@ -31,9 +31,10 @@ from ..access import chunk_access_params
 from ..embedders.onnx import TOKENIZER_PATH
 from ..models import Chunk, Document
 from .fusion import rrf_fuse
-from .lexical import corpus_stats, idf_for, lexical_search, query_lexemes
+from .lexical import lexical_search, query_lexemes
 from .search import QueryVector, query_vectors
 from .sql import CHUNK_MATCHED_LEXEMES, TENANT_SCOPE_ONLY
+from .statistics import corpus_stats, idf_for
 from .vector import vector_search
 
 
@@ -110,7 +111,7 @@ def hidden_relevant_document_ids(authority: Authority, query: str, *, k: int = 1
     # Only a genuinely relevant hidden record earns a hint: it carries most of the question's
     # (idf-weighted) words, or it is semantically close. One shared common word is not enough.
     close = settings.RETRIEVAL_HINT_MIN_SIMILARITY
-    relevant = _well_covered(query, [cid for cid, _ in lexical[: k * 3]]) | {
+    relevant = _well_covered(authority, query, [cid for cid, _ in lexical[: k * 3]]) | {
         cid for cid, sim in nearest if sim >= close}
     fused = sorted(rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS),
                    key=lambda f: -f.score)
@@ -134,14 +135,14 @@ def hidden_relevant_document_ids(authority: Authority, query: str, *, k: int = 1
     return hidden_docs
 
 
-def _well_covered(query: str, chunk_ids: list[int]) -> set[int]:
+def _well_covered(authority: Authority, query: str, chunk_ids: list[int]) -> set[int]:
     """Chunks holding at least RETRIEVAL_HINT_MIN_COVERAGE of the query's idf-weighted lexemes."""
     if not chunk_ids:
         return set()
     lexemes = query_lexemes(query)
     if not lexemes:
         return set()
-    weights = dict(zip(lexemes, idf_for(lexemes, corpus_stats()), strict=True))
+    weights = dict(zip(lexemes, idf_for(lexemes, corpus_stats(authority.corpus_tenant_ids)), strict=True))
     total = sum(weights.values()) or 1.0
     with connection.cursor() as cursor:
         cursor.execute(CHUNK_MATCHED_LEXEMES, {"ids": chunk_ids, "lexemes": lexemes})

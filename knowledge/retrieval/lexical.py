@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-import time
 
 from django.conf import settings
 from django.db import connection
 from psycopg import sql
 
-from groundwork.rls import system_scope
-
-from .sql import CHUNK_STATS, LEXEME_DF, LEXEME_STATS, LEXICAL, QUERY_LEXEMES, SCOPE_STATS, compose
+from .sql import LEXEME_DF, LEXICAL, QUERY_LEXEMES, SCOPE_STATS, compose
+from .statistics import corpus_stats, idf_for
 
 _LEXEME_SAFE = re.compile(r"^[\w.\-']+$")
-_stats_lock = threading.Lock()
-_stats: dict = {}
-STATS_TTL_S = 300.0
 K1, B = 0.9, 0.4  # the parameters of the reference BM25 run; best of a small grid on SciFact
 
 
@@ -35,51 +29,6 @@ def or_query(lexemes: list[str]) -> str:
     return " | ".join(quoted)
 
 
-def corpus_stats(*, refresh: bool = False) -> dict:
-    """Lexeme document frequencies from the column statistics, and the average chunk length. Cached
-    for a few minutes: they move slowly and reading them per query would cost two round trips."""
-    with _stats_lock:
-        if not refresh and _stats and time.monotonic() - _stats["at"] < STATS_TTL_S:
-            return _stats
-        # Corpus-wide statistics, cached for every caller (as they always were): read across tenants in
-        # a named system scope of row-level security (groundwork/rls.py).
-        with system_scope("retrieval:corpus-statistics"), connection.cursor() as cursor:
-            cursor.execute(LEXEME_STATS)
-            row = cursor.fetchone()
-            cursor.execute(CHUNK_STATS)
-            avg_len, total = cursor.fetchone()
-        freqs: dict[str, float] = {}
-        floor = 0.0
-        if row and row[0] and row[1]:
-            elems, elem_freqs = row[0], row[1]
-            freqs = dict(zip(elems, elem_freqs[: len(elems)], strict=False))
-            floor = float(elem_freqs[len(elems)]) if len(elem_freqs) > len(elems) else min(freqs.values())
-        _stats.clear()
-        _stats.update({"freqs": freqs, "floor": floor, "avg_len": float(avg_len or 1.0), "total": int(total),
-                       "at": time.monotonic()})
-        return _stats
-
-
-def corpus_stats_forget() -> None:
-    """Drop the cached statistics: the next reader reads them afresh (tests, each on its own data)."""
-    with _stats_lock:
-        _stats.clear()
-
-
-def idf_for(lexemes: list[str], stats: dict) -> list[float]:
-    """BM25 idf from the sampled frequency; a lexeme rarer than the sample records gets half the
-    smallest recorded frequency (it is rare — how rare the sample cannot say)."""
-    freqs, floor = stats["freqs"], stats["floor"]
-    out = []
-    for lexeme in lexemes:
-        f = freqs.get(lexeme)
-        if f is None:
-            f = floor / 2 if floor else 0.0
-        f = min(max(f, 1e-6), 0.999)
-        out.append(math.log(1 + (1 - f) / f) if freqs else 1.0)
-    return out
-
-
 def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Composable, filter_params: dict,
                    limit: int, strategy: str | None = None, access: sql.Composable | None = None,
                    ) -> list[tuple[int, float]]:
@@ -92,12 +41,11 @@ def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Compo
             return []
         params["or_query"] = or_query(lexemes)
         if strategy == "bm25":
-            stats = corpus_stats()
             if settings.LEXICAL_IDF == "exact":
                 idf, avg_len = scoped_idf(lexemes, access_params, access)
-                stats = {**stats, "avg_len": avg_len}
             else:
-                idf = idf_for(lexemes, stats)
+                stats = corpus_stats(access_params["tenant_ids"])
+                idf, avg_len = idf_for(lexemes, stats), stats.average_tokens
             # Drop the commonest lexemes when the query has rarer ones: they add little score and
             # would pull most of the corpus into the candidate set.
             keep = [i for i, v in enumerate(idf) if v >= settings.LEXICAL_MIN_IDF] or list(range(len(lexemes)))
@@ -107,7 +55,7 @@ def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Compo
             # its time, while it adds little score to any of them. It still scores the candidates.
             match = [lx for lx, v in zip(lexemes, idf, strict=True) if v >= settings.LEXICAL_MATCH_MIN_IDF]
             params.update({"lexemes": lexemes, "idf": idf, "or_query": or_query(match or lexemes), "k1": K1, "b": B,
-                           "avg_len": stats["avg_len"], "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
+                           "avg_len": avg_len, "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
     with connection.cursor() as cursor:
         cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)
         return [(row[0], float(row[1])) for row in cursor.fetchall()]

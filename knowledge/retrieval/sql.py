@@ -50,7 +50,7 @@ def filters_sql(filters: SearchFilters | None, alias: str = "c") -> tuple[sql.Co
 # Three ways to match and rank, chosen by LEXICAL_STRATEGY after measuring nDCG@10 (see the bench):
 #  websearch: websearch_to_tsquery ANDs every term — precise, but empty for most natural questions;
 #  or:        the same lexemes ORed, ranked by ts_rank_cd (cover density, length-normalised);
-#  bm25:      ORed lexemes, scored with BM25 over tsvector positions, with IDF from the column statistics.
+#  bm25:      ORed lexemes, scored with BM25 over tsvector positions, with IDF from the caller's corpus word statistics.
 # The ORed query is built from lexemes Postgres already stemmed, so it is cast with ::tsquery — passing
 # it through to_tsquery('english', …) would stem it twice ('increas' → 'increa') and miss matches.
 
@@ -108,10 +108,29 @@ QUERY_LEXEMES = sql.SQL(
     "SELECT lexeme FROM unnest(to_tsvector('english', %(query)s)) GROUP BY lexeme ORDER BY min(positions[1])"
 )
 
-# pg_stats keeps the most common lexemes of the tsvector column with their frequencies (ANALYZE
-# gathers them); the last three numbers of most_common_elem_freqs are min, max and null frequency. Read
-# through the platform's owner function: pg_stats hides them from a role row-level security applies to.
-LEXEME_STATS = sql.SQL("SELECT elems, freqs FROM groundwork_column_common_elems('knowledge_chunk', 'search')")
+# Each tenant's lexeme statistics (knowledge.models.CorpusStatistics), counted by knowledge.services.statistics
+# over the tenant's chunks or an even sample of them (every `step`-th id): the chunks, their mean length, and
+# the commonest lexemes with the number of sampled chunks holding each. ts_stat reads a query given as text, so
+# the tenant and step go into it through format() (a bigint and an int: nothing else can get in).
+TENANT_CHUNK_COUNTS = sql.SQL(
+    "SELECT c.tenant_id, count(*) FROM knowledge_chunk c WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) "
+    "GROUP BY c.tenant_id"
+)
+TENANT_AVERAGE_TOKENS = sql.SQL(
+    "SELECT c.tenant_id, avg(c.token_count)::float8 FROM knowledge_chunk c "
+    "WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) GROUP BY c.tenant_id"
+)
+TENANT_CHUNK_SIZES = sql.SQL(
+    "SELECT count(*), coalesce(avg(c.token_count), 1)::float8, "
+    "count(*) FILTER (WHERE mod(c.id, %(step)s::bigint) = 0) "
+    "FROM knowledge_chunk c WHERE c.tenant_id = %(tenant_id)s"
+)
+TENANT_LEXEMES = sql.SQL(
+    "SELECT word, ndoc FROM ts_stat(format("
+    "'SELECT search FROM knowledge_chunk WHERE tenant_id = %%s AND mod(id, %%s) = 0', "
+    "%(tenant_id)s::bigint, %(step)s::bigint)) "
+    "ORDER BY ndoc DESC, word LIMIT %(keep)s"
+)
 
 # Document frequency of each query lexeme among the chunks the caller may read, counted exactly up to
 # a cap through the GIN index: exact where it matters (rare terms) and bounded where it does not.
@@ -132,9 +151,6 @@ SCOPE_STATS = sql.SQL(
         SELECT c.token_count FROM knowledge_chunk c WHERE {access} LIMIT %(n_cap)s) s
     """
 )
-
-CHUNK_STATS = sql.SQL("SELECT coalesce(avg(token_count), 1)::float8, count(*) FROM knowledge_chunk")
-
 
 LEXICAL = {"websearch": LEXICAL_WEBSEARCH, "or": LEXICAL_OR, "bm25": LEXICAL_BM25}
 

@@ -284,6 +284,10 @@ def documents_import(*, authority: Authority, source: Source, items: Iterable[Do
             flush()
     if batch:
         flush()
+    if counts["created"] or counts["updated"]:
+        # A bulk import moves the tenant's word statistics at once: count them now rather than at the first
+        # question that notices (knowledge.retrieval.statistics), which would be answered on the old ones.
+        enqueue_on_commit("knowledge.tasks.corpus_statistics_task", authority.tenant_id)
     return counts
 
 

@@ -227,9 +227,10 @@ def test_a_how_long_question_is_answered_however_the_corpus_statistics_weigh_lon
     (CI: the statistics are cached per process, read from whatever the database held last). The evidence need
     not repeat the quantity word — it holds the quantity."""
     import chat.retrieval
+    from knowledge.retrieval.statistics import CorpusStats, TenantCounts
 
-    stats = {"freqs": {"laptop": 0.5, "replac": 0.5, "take": 0.5, "day": 0.4}, "floor": 0.001, "avg_len": 10.0,
-             "total": 100, "at": 0.0}
-    monkeypatch.setattr(chat.retrieval, "corpus_stats", lambda **_: stats)
+    counted = TenantCounts(chunks=10_000, sampled=10_000, average_tokens=10.0, truncated=True, floor=10,
+                           counts={"laptop": 5_000, "replac": 5_000, "take": 5_000, "day": 4_000})
+    monkeypatch.setattr(chat.retrieval, "corpus_stats", lambda *_: CorpusStats(parts=(counted,)))
     body = ask_json(world.client(world.member), "How long do laptop replacements take?").json()
     assert body["outcome"] == "answered" and "Replacements take five days." in body["answer"]

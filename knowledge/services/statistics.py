@@ -1,0 +1,41 @@
+"""Counting a tenant's word statistics (knowledge.models.CorpusStatistics; read by knowledge.retrieval.statistics)."""
+
+from __future__ import annotations
+
+import math
+
+from django.db import connection, transaction
+
+from groundwork.rls import DatabaseScope, scope_reset, scope_set
+
+from ..models import Chunk, CorpusStatistics
+from ..retrieval.sql import TENANT_CHUNK_SIZES, TENANT_LEXEMES
+
+# A tenant larger than this is counted on an even sample of about this many chunks (every n-th id): ts_stat reads
+# every vector it is given, ~1 s per 100,000 chunks here, and shares of common words settle long before that.
+SAMPLE_CHUNKS = 100_000
+# The commonest words kept. A rarer word is estimated at half the rarest kept one's count; at SciFact's size
+# (9,444 chunks, ~35,000 words) that is a word in fewer than 3 chunks.
+LEXEMES_KEPT = 20_000
+
+
+def corpus_statistics_count(tenant_id: int) -> CorpusStatistics:
+    """Count the tenant's chunks, their mean length and the commonest words, and store them (replacing what
+    was there). Reads and writes that one tenant's rows only. Safe to run twice: the last count wins."""
+    tokens = scope_set(DatabaseScope(read_tenant_ids=(tenant_id,), write_tenant_ids=(tenant_id,)))
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            step = max(1, math.ceil(Chunk.objects.filter(tenant_id=tenant_id).count() / SAMPLE_CHUNKS))
+            cursor.execute(TENANT_CHUNK_SIZES, {"tenant_id": tenant_id, "step": step})
+            chunks, average_tokens, sampled = cursor.fetchone()
+            cursor.execute(TENANT_LEXEMES, {"tenant_id": tenant_id, "step": step, "keep": LEXEMES_KEPT + 1})
+            rows = cursor.fetchall()
+            row = CorpusStatistics(tenant_id=tenant_id, chunks=chunks, sampled=sampled,
+                                   average_tokens=float(average_tokens), lexemes=[w for w, _ in rows[:LEXEMES_KEPT]],
+                                   counts=[n for _, n in rows[:LEXEMES_KEPT]], truncated=len(rows) > LEXEMES_KEPT)
+            CorpusStatistics.objects.bulk_create(
+                [row], update_conflicts=True, unique_fields=["tenant"],
+                update_fields=["chunks", "sampled", "average_tokens", "lexemes", "counts", "truncated", "counted_at"])
+    finally:
+        scope_reset(tokens)
+    return row
