@@ -53,7 +53,9 @@ LEXICAL_CANDIDATE_CAP = env_int("LEXICAL_CANDIDATE_CAP", 5000, minimum=100)
 # chunks); commoner lexemes still add to the score of the chunks found. 0 matches on every lexeme.
 # 3.0 ≈ in at most 5 % of the chunks. Fused nDCG@10 against 2.3: SciFact 0.7171 vs 0.7172, Cranfield 0.4278 vs
 # 0.4287, CISI 0.4151 vs 0.4188; at 1M chunks with a 2 % filter the channel's p95 fell from 22 to 15 ms (a
-# 5-7 % lexeme put 50-70k rows into the candidate bitmap before the ACL cut it to 2 %).
+# 5-7 % lexeme put 50-70k rows into the candidate bitmap before the ACL cut it to 2 %). Commoner lexemes join them,
+# rarest first, while the chunks they hold fit in LEXICAL_CANDIDATE_CAP (knowledge.retrieval.lexical.match_lexemes):
+# in a small corpus on one subject most words are common.
 LEXICAL_MATCH_MIN_IDF = env_float("LEXICAL_MATCH_MIN_IDF", 3.0)
 RETRIEVAL_RRF_K = env_int("RETRIEVAL_RRF_K", 60, minimum=1)
 RETRIEVAL_BOTH_BONUS = env_float("RETRIEVAL_BOTH_BONUS", 0.002)  # added to the fused score when both channels agree

@@ -89,10 +89,14 @@ class CorpusStats:
         chunks = sum(part.chunks for part in self.parts)
         return sum(p.average_tokens * p.chunks for p in self.parts) / chunks if chunks else 1.0
 
+    def chunks_holding(self, lexeme: str) -> float:
+        """Estimated counted chunks holding `lexeme`."""
+        return sum(part.chunks_holding(lexeme) for part in self.counted)
+
     def share(self, lexeme: str) -> float:
         """The share of the counted chunks holding `lexeme`; a word none holds counts as half a chunk."""
         total = self.total
-        return max(sum(part.chunks_holding(lexeme) for part in self.counted), 0.5) / total if total else 0.0
+        return max(self.chunks_holding(lexeme), 0.5) / total if total else 0.0
 
 
 def idf_for(lexemes: Sequence[str], stats: CorpusStats) -> list[float]:

@@ -146,3 +146,22 @@ def test_counting_sql_takes_only_numbers_into_its_inner_query(world):
     # ts_stat reads its query as text: the tenant and step are formatted in as numbers, nothing else.
     with connection.cursor() as cursor, pytest.raises(Exception):  # noqa: B017 (psycopg raises DataError)
         cursor.execute(TENANT_LEXEMES, {"tenant_id": "1 OR true", "step": 1, "keep": 1})
+
+
+def test_candidates_come_from_every_word_that_cannot_flood_them(settings):
+    """In a small corpus on one subject most of a question's words are common: they still find candidates while the
+    chunks they hold fit under the candidate cap; in a large corpus the same shares would flood it and do not."""
+    from knowledge.retrieval.lexical import match_lexemes
+
+    def corpus(chunks: int) -> statistics.CorpusStats:
+        return statistics.CorpusStats(parts=(statistics.TenantCounts(
+            chunks=chunks, sampled=chunks, average_tokens=50.0, truncated=False, floor=1,
+            counts={"flow": chunks // 4, "layer": chunks // 10, "separ": chunks // 100}),))
+
+    settings.LEXICAL_CANDIDATE_CAP = 5_000
+    small, large = corpus(2_000), corpus(1_000_000)
+    lexemes = ["flow", "layer", "separ"]
+    assert sorted(match_lexemes(lexemes, idf_for(lexemes, small), small)) == ["flow", "layer", "separ"]
+    assert match_lexemes(lexemes, idf_for(lexemes, large), large) == ["separ"]
+    # Nothing counted yet: the rarity bar alone (every word alike, so all of them).
+    assert match_lexemes(lexemes, idf_for(lexemes, statistics.CorpusStats()), None) == lexemes
