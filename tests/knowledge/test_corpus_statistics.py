@@ -165,3 +165,19 @@ def test_candidates_come_from_every_word_that_cannot_flood_them(settings):
     assert match_lexemes(lexemes, idf_for(lexemes, large), large) == ["separ"]
     # Nothing counted yet: the rarity bar alone (every word alike, so all of them).
     assert match_lexemes(lexemes, idf_for(lexemes, statistics.CorpusStats()), None) == lexemes
+
+
+def test_the_command_counts_every_tenant_or_one_and_names_a_missing_one(world, valves):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("corpus_statistics", "--tenant", "acme", stdout=out)
+    assert "acme: 3 chunks (3 counted)" in out.getvalue()
+    assert set(CorpusStatistics.objects.values_list("tenant__slug", flat=True)) == {"acme"}
+    call_command("corpus_statistics", stdout=StringIO())
+    counted = set(CorpusStatistics.objects.values_list("tenant__slug", flat=True))
+    assert {"acme", "globex", world.platform.slug} <= counted
+    with pytest.raises(CommandError, match="no tenant 'nope'"):
+        call_command("corpus_statistics", "--tenant", "nope")
