@@ -116,14 +116,12 @@ TENANT_CHUNK_COUNTS = sql.SQL(
     "SELECT c.tenant_id, count(*) FROM knowledge_chunk c WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) "
     "GROUP BY c.tenant_id"
 )
-TENANT_AVERAGE_TOKENS = sql.SQL(
-    "SELECT c.tenant_id, avg(c.token_count)::float8 FROM knowledge_chunk c "
+TENANT_CHUNK_SIZES = sql.SQL(
+    "SELECT c.tenant_id, count(*), avg(c.token_count)::float8 FROM knowledge_chunk c "
     "WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) GROUP BY c.tenant_id"
 )
-TENANT_CHUNK_SIZES = sql.SQL(
-    "SELECT count(*), coalesce(avg(c.token_count), 1)::float8, "
-    "count(*) FILTER (WHERE mod(c.id, %(step)s::bigint) = 0) "
-    "FROM knowledge_chunk c WHERE c.tenant_id = %(tenant_id)s"
+TENANT_SAMPLE_SIZE = sql.SQL(
+    "SELECT count(*) FROM knowledge_chunk c WHERE c.tenant_id = %(tenant_id)s AND mod(c.id, %(step)s::bigint) = 0"
 )
 TENANT_LEXEMES = sql.SQL(
     "SELECT word, ndoc FROM ts_stat(format("

@@ -26,7 +26,7 @@ from django.db import connection
 from groundwork.task_queue import enqueue_on_commit
 
 from ..models import CorpusStatistics
-from .sql import TENANT_AVERAGE_TOKENS, TENANT_CHUNK_COUNTS
+from .sql import TENANT_CHUNK_COUNTS, TENANT_CHUNK_SIZES
 
 STATS_TTL_S = 300.0
 # While a recount is queued, look again soon: with no broker it has run by the next question's transaction.
@@ -139,8 +139,8 @@ def _load(tenant_ids: list[int]) -> dict[int, tuple[TenantCounts | None, float]]
         uncounted = [t for t in tenant_ids if current.get(t) and (t not in rows or not rows[t].chunks)]
         sizes = {}
         if uncounted:
-            cursor.execute(TENANT_AVERAGE_TOKENS, {"tenant_ids": uncounted})
-            sizes = {tenant_id: float(average) for tenant_id, average in cursor.fetchall()}
+            cursor.execute(TENANT_CHUNK_SIZES, {"tenant_ids": uncounted})
+            sizes = {tenant_id: float(average) for tenant_id, _, average in cursor.fetchall()}
     now, out = time.monotonic(), {}
     for tenant_id in tenant_ids:
         row, chunks = rows.get(tenant_id), current.get(tenant_id, 0)

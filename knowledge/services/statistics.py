@@ -8,8 +8,8 @@ from django.db import connection, transaction
 
 from groundwork.rls import DatabaseScope, scope_reset, scope_set
 
-from ..models import Chunk, CorpusStatistics
-from ..retrieval.sql import TENANT_CHUNK_SIZES, TENANT_LEXEMES
+from ..models import CorpusStatistics
+from ..retrieval.sql import TENANT_CHUNK_SIZES, TENANT_LEXEMES, TENANT_SAMPLE_SIZE
 
 # A tenant larger than this is counted on an even sample of about this many chunks (every n-th id): ts_stat reads
 # every vector it is given, ~1 s per 100,000 chunks here, and shares of common words settle long before that.
@@ -25,9 +25,12 @@ def corpus_statistics_count(tenant_id: int) -> CorpusStatistics:
     tokens = scope_set(DatabaseScope(read_tenant_ids=(tenant_id,), write_tenant_ids=(tenant_id,)))
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            step = max(1, math.ceil(Chunk.objects.filter(tenant_id=tenant_id).count() / SAMPLE_CHUNKS))
-            cursor.execute(TENANT_CHUNK_SIZES, {"tenant_id": tenant_id, "step": step})
-            chunks, average_tokens, sampled = cursor.fetchone()
+            cursor.execute(TENANT_CHUNK_SIZES, {"tenant_ids": [tenant_id]})
+            _, chunks, average_tokens = cursor.fetchone() or (tenant_id, 0, 1.0)
+            step, sampled = max(1, math.ceil(chunks / SAMPLE_CHUNKS)), chunks
+            if step > 1:
+                cursor.execute(TENANT_SAMPLE_SIZE, {"tenant_id": tenant_id, "step": step})
+                sampled = cursor.fetchone()[0]
             cursor.execute(TENANT_LEXEMES, {"tenant_id": tenant_id, "step": step, "keep": LEXEMES_KEPT + 1})
             rows = cursor.fetchall()
             row = CorpusStatistics(tenant_id=tenant_id, chunks=chunks, sampled=sampled,

@@ -4,7 +4,7 @@ corpus): another tenant's records never move a caller's rankings, term weights o
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import DataError, connection
 
 from chat.retrieval import term_weights
 from groundwork.rls import tenant_scope
@@ -144,7 +144,7 @@ def test_idf_follows_the_callers_counts():
 
 def test_counting_sql_takes_only_numbers_into_its_inner_query(world):
     # ts_stat reads its query as text: the tenant and step are formatted in as numbers, nothing else.
-    with connection.cursor() as cursor, pytest.raises(Exception):  # noqa: B017 (psycopg raises DataError)
+    with connection.cursor() as cursor, pytest.raises(DataError, match="bigint"):
         cursor.execute(TENANT_LEXEMES, {"tenant_id": "1 OR true", "step": 1, "keep": 1})
 
 
