@@ -13,7 +13,7 @@ separates an unrelated corpus — in-corpus questions: 5th percentile 0.42, out-
 its abstract; an aerodynamics query shares "effect", "study", "experimental" with biomedicine). Coverage
 still guards against a semantically close chunk that lacks what was asked about. Evidence only just over the
 similarity bar (< ANSWER_GATE_PHRASELESS_MIN_SIMILARITY) must also hold one of the question's phrases (two
-adjacent key terms) when nothing after the gate checks the answer (`phrase_rule`): weak on both signals is what
+adjacent key terms) when nothing after the gate checks an answer slot (`phrase_rule`): weak on both signals is what
 a query on a neighbouring topic looks like. Without the semantic
 channel the lexical rules below (coverage, phrase, channel agreement) are all there is.
 
@@ -105,8 +105,8 @@ def gate_decide(
     """Answer or refuse. `evidence` is in fused rank order. Pass `vector_enabled=False` when retrieval ran
     lexical-only (no embedding provider), so the missing channel is not held against the evidence.
     `term_weights` (stemmed key term -> corpus idf) weight coverage by rarity. `phrase_rule=False`: the
-    question's answer is checked after the gate (chat.answerability judges it), so evidence only just close
-    needs no phrase of it."""
+    question's answer slot is checked after the gate (chat.answerability judges it filled), so evidence only
+    just close needs no phrase of it."""
     min_coverage = settings.ANSWER_GATE_MIN_COVERAGE
     min_score = settings.ANSWER_GATE_MIN_SCORE
 

@@ -19,7 +19,7 @@ from django.db.models import Case, Q, TextField, When
 from django.db.models.functions import Substr
 
 from chat.evidence import Evidence
-from chat.gate import is_description, question_identifiers, reformulate
+from chat.gate import is_description, question_identifiers
 from chat.sql import word_lexemes
 from chat.terms import OPENS_QUESTION, content_words, key_terms, stem
 from groundwork.authority import Authority
@@ -92,11 +92,9 @@ def question_vectors(question: str, *, whole: bool = False) -> QuestionVectors:
     answer cache too — the question as asked when it is split into several searches, and even before anything
     was embedded for the search)."""
     parts = split_question(question)
-    # The repeat search's reworded text is embedded up front too: a short extra text in the same batch costs
-    # less than a second round trip when the gate asks for it.
-    retries = [r for r in (reformulate(part) for part in parts) if r]
+    # (The repeat search's reworded text is not embedded: it searches with its part's vector, chat.decision.)
     probes = [p for p in (probe_query(part) for part in parts) if p]
-    texts = list(dict.fromkeys([*([question] if whole and len(parts) > 1 else []), *parts, *retries, *probes]))
+    texts = list(dict.fromkeys([*([question] if whole and len(parts) > 1 else []), *parts, *probes]))
     by_text = dict(zip(texts, query_vectors(texts, unindexed=whole), strict=True))
     if len(parts) == 1:
         # One search: the question as asked is that search's text, trimmed ("How long ...?" -> "How long ...").

@@ -152,8 +152,9 @@ ANSWER_GATE_MIN_SIMILARITY = env_float("ANSWER_GATE_MIN_SIMILARITY", 0.42 if EMB
 # a neighbouring topic looks like. On SciFact's tenant (onnx embedder) the 16 other-collection questions that
 # still got answers all had a best similarity under 0.53, 14 with no phrase; of SciFact's 485 answered claims,
 # 5 % are under 0.52 and 46 have no phrase, but only 4 are both under 0.48. Only where nothing after the gate
-# checks the answer (statements, keyword queries, long descriptions; chat.decision): on SQuAD 2.0 questions it
-# cost as many span hits as it gained refusals of unanswerable ones (0.748 → 0.722, 0.381 → 0.413).
+# checks an answer slot (statements, keyword queries, long descriptions, questions asking for a description;
+# chat.answerability.slot_checked): on SQuAD 2.0's questions asking for a typed value it cost as many span hits
+# as it gained refusals of unanswerable ones (all questions then: 0.748 → 0.722, 0.381 → 0.413).
 # A property of the embedding model like the bar above: 0 (off) for other models until calibrated.
 ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = env_float("ANSWER_GATE_PHRASELESS_MIN_SIMILARITY",
                                                   0.48 if EMBEDDER == "onnx" else 0.0)

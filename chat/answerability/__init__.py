@@ -49,7 +49,7 @@ from chat.answerability.conflicts import (
     states_intention,
     swapped_entity,
 )
-from chat.answerability.decide import answerability_decide, judged
+from chat.answerability.decide import answerability_decide, judged, slot_checked
 from chat.answerability.judge import answerability_judge
 from chat.answerability.verdict import SentenceReading, Verdict, read_sentences, rules_judge
 
@@ -77,6 +77,7 @@ __all__ = [
     "read_sentences",
     "restates_question",
     "rules_judge",
+    "slot_checked",
     "states_intention",
     "swapped_entity",
     "typed_spans",

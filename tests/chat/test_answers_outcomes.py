@@ -206,8 +206,48 @@ def test_the_gates_phrase_rule_applies_only_where_the_answerability_judge_abstai
     authority = world.authority(world.member)
     part_decide(authority, "How long do laptop replacements take?")  # a question the judge decides
     part_decide(authority, "Laptop replacements take five working days.")  # a statement: nothing judges it
+    # A question asking for a description: judged, but with no typed answer slot for the judge to find filled.
+    part_decide(authority, "What future is there for laptop replacements?")
     assert seen == [("How long do laptop replacements take?", False),
-                    ("Laptop replacements take five working days.", True)]
+                    ("Laptop replacements take five working days.", True),
+                    ("What future is there for laptop replacements?", True)]
+
+
+def test_only_a_question_asking_for_a_typed_value_has_its_answer_slot_checked():
+    from chat.answerability import judged, slot_checked
+
+    assert slot_checked("When did the Northgate pilot go live?")
+    assert slot_checked("How many robots are in the Northgate pilot?")
+    assert slot_checked("Who owns the Perch roadmap?")
+    description = "What possibilities are there for verbal communication between computers and humans?"
+    assert judged(description) and not slot_checked(description)
+    assert not slot_checked("What future is there for automatic medical diagnosis?")
+    assert not slot_checked("Laptop replacements take five working days.")  # a statement: not judged at all
+
+
+def test_the_repeat_search_reads_the_question_by_its_own_vector(world, corpus, monkeypatch):
+    """The gate's similarity bars are calibrated on the question's closeness to its evidence: the repeat search
+    rewords the full-text terms only, so its evidence is measured against the question, not a keyword list."""
+    import chat.decision
+    from chat.decision import part_decide
+    from chat.retrieval import question_vectors
+
+    searched: list[tuple[str, object]] = []
+    real = chat.decision.evidence_search
+
+    def recording(authority, query, k, embedded):
+        searched.append((query, embedded))
+        return real(authority, query, k, embedded)
+
+    monkeypatch.setattr(chat.decision, "evidence_search", recording)
+    question = "What is the visitor parking policy?"
+    vectors = question_vectors(question)
+    part = part_decide(world.authority(world.member), question, vectors=vectors)
+    assert part.retried_with == "visitor parking policy"
+    [(first, first_vector), (again, again_vector)] = searched
+    assert (first, again) == (question, "visitor parking policy")
+    assert first_vector is not None and again_vector is first_vector is vectors.get(question)
+    assert vectors.get("visitor parking policy") is None  # the reworded text is never embedded
 
 
 def test_the_quantity_word_of_a_how_question_is_the_answer_slot_not_a_key_term():
