@@ -32,6 +32,7 @@ from chat.answerability.conflicts import (
 from chat.answerability.lists import list_item_at
 from chat.evidence import Evidence
 from chat.terms import (
+    STOPWORDS,
     acronyms,
     asked_attribute,
     content_words,
@@ -126,6 +127,7 @@ class SentenceReading:
 # The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
 # need not repeat it ("... is operated by Caledonian MacBrayne").
 _SLOT_NOUN = re.compile(r"\b(?:what|which|whose)\s+([^\W\d_]+)", re.IGNORECASE)
+_OPENING_SLOT_NOUN = re.compile(r"\W*(?:what|which)\s+([^\W\d_]+)", re.IGNORECASE)
 
 
 def _key(word: str) -> str:
@@ -269,7 +271,8 @@ def _closest(qualified: list[SentenceReading], readings: list[SentenceReading], 
 
 
 def _contradicted_by(best: SentenceReading, readings: Sequence[SentenceReading],
-                     contradiction: Callable[[SentenceReading], str]) -> str:
+                     contradiction: Callable[[SentenceReading], str],
+                     preferences: Sequence[Callable[[SentenceReading], bool]] = ()) -> str:
     """Why a sentence closer to the question than `best` contradicts it ("" when none does). An on-topic question
     the records cannot answer is often an edit of the sentence that would answer it: a "not" put in, a word turned
     to its opposite ("unconnected" for "connected", an antonym), a number changed ("three numbers" for "two
@@ -282,10 +285,15 @@ def _contradicted_by(best: SentenceReading, readings: Sequence[SentenceReading],
     unanswerable questions for 1 and 0 fewer answerable ones answered, none with the gold span; a count in words
     the answer sentence itself changes ("three" asked, "two" said) 4 and 3 more, for 1 and 0. Counting a negated
     sentence closer to a plain question as well refused 4 more unanswerable questions on the odd articles for 14
-    fewer answered."""
+    fewer answered.
+    Only a sentence of the answer's form counts (holding each of the `preferences` `best` holds): chosen as an item
+    of the list under "## Fixes" for "What fixes are in Perch 3.2?", the answer is not contradicted by a sentence
+    closer in words about another version ("Fixed in Perch 3.2.1 ...") that no such heading keys."""
     if contradiction(best) == "count":
         return "count"  # (the names and numbers that must stand near the answer do not check counts in words)
-    closer = [r for r in readings if r.support > best.support and r is not best and contradiction(r)]
+    held = [p for p in preferences if p(best)]
+    closer = [r for r in readings if r.support > best.support and r is not best and all(p(r) for p in held)
+              and contradiction(r)]
     return contradiction(max(closer, key=lambda r: r.support)) if closer else ""
 
 
@@ -329,10 +337,12 @@ def _preferences(question: str, answer_type: AnswerType,
       go-live |"); a plan answers only when nothing else does;
     - asked how many of a noun, a sentence giving a number of it ("all 4 Northgate docks") before one whose
       number counts something else ("Dock 3 … 71 °C");
-    - asked "what is the N of X", a "Key: value" line keyed by N ("Runtime: about 9 hours") before prose that
-      mentions N ("… drifts after 6+ hours of runtime"): the way a spec sheet, a ticket or a form states it.
+    - asked "what is the N of X" or "what N …", a "Key: value" line keyed by N ("Runtime: about 9 hours") before
+      prose that mentions N ("… drifts after 6+ hours of runtime"): the way a spec sheet, a ticket or a form states
+      it; so is the value of a heading naming N, its first statement or its list ("## Rate limits" over "20
+      requests per second per site.", "## Fixes" over "- Fixed map sync …").
     On SQuAD's odd articles (judged offline) the first changed no sentence, the second 2 (one more holding the
-    gold span), the third none (its prose has no such lines)."""
+    gold span), the third none (its prose has no such lines, nor headings: no sentence changed on either half)."""
     def sentence(r: SentenceReading) -> str:
         return top[r.chunk_index].text[r.start:r.end]
 
@@ -347,10 +357,27 @@ def _preferences(question: str, answer_type: AnswerType,
     noun = counted_noun(question) if answer_type is AnswerType.NUMBER else None
     if noun:
         preferences.append(lambda r: counts(sentence(r), noun))
-    key = asked_noun(question)
+    key = asked_noun(question) or _slot_noun(question)
     if key:
-        preferences.append(lambda r: labels(sentence(r), key))
+        preferences.append(lambda r: labels(sentence(r), key) or _keyed_by_heading(top[r.chunk_index].text, r, key))
     return preferences
+
+
+def _slot_noun(question: str) -> str | None:
+    """The noun a question opening "What / Which N ..." asks for ("What fixes are in Perch 3.2?" -> "fixes"), or
+    None ("What is ...?", or a "which N" further in: "... ignore which facts?" names no key a record states)."""
+    match = _OPENING_SLOT_NOUN.match(normalise(question))
+    noun = match.group(1).lower() if match else None
+    return noun if noun and noun not in STOPWORDS else None
+
+
+def _keyed_by_heading(text: str, r: SentenceReading, noun: str) -> bool:
+    """Whether the reading is the value of a heading naming `noun`, as a "Key: value" line is of its key: an item
+    of the list under "## Fixes", or the first statement under "## Rate limits" ("20 requests per second per
+    site."), not a later one that only goes on about it."""
+    if r.heading == (0, 0) or stem(noun) not in {stem(w) for w in words(text[slice(*r.heading)])}:
+        return False
+    return list_item_at(text, r.start) or not text[r.heading[1]:r.start].strip()
 
 
 def rules_judge(question: str, evidence: Sequence[Evidence], *,
@@ -395,8 +422,8 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
         return (bool(r.spans) and not r.restatement and not r.negation_mismatch and not r.conflict
                 and not absent(r) and r.support >= bar)
 
-    best = _closest([r for r in readings if qualifies(r)], readings,
-                    preferences=_preferences(question, answer_type, top))
+    preferences = _preferences(question, answer_type, top)
+    best = _closest([r for r in readings if qualifies(r)], readings, preferences=preferences)
     item = top[best.chunk_index]
     sentence = item.text[best.start:best.end]
     reasons = []
@@ -413,7 +440,7 @@ def rules_reading(question: str, evidence: Sequence[Evidence], *,
         reasons.append(best.conflict)
     if best.support < bar:
         reasons.append("question_words_missing")
-    if not reasons and (contradicting := _contradicted_by(best, readings, _contradiction(question, top))):
+    if not reasons and (contradicting := _contradicted_by(best, readings, _contradiction(question, top), preferences)):
         reasons.append(f"contradicted:{contradicting}")
     span_start, span_end = best.spans[0] if best.spans else (0, 0)
     return Verdict(

@@ -1,5 +1,6 @@
 """Preferences among the sentences that qualify as an answer: an event before a plan, a count of the noun asked
-before other numbers, a "Key: value" line keyed by the noun asked before prose that mentions it."""
+before other numbers, a "Key: value" line keyed by the noun asked (or the value of a heading naming it) before prose
+that mentions it."""
 
 import pytest
 
@@ -142,3 +143,39 @@ def test_asked_what_the_n_of_x_is_the_line_keyed_by_n_answers():
     assert verdict.answerable and verdict.sentence == "Runtime: about 9 hours of typical picking", verdict
     composed = compose_extractive_answer(question, labelled(notes, specs), lead=verdict)
     assert composed.sentences[0].sentence == verdict.sentence, composed.sentences
+
+
+def test_asked_for_what_a_heading_names_its_first_statement_or_its_list_answers():
+    """A heading keys the block under it as a label keys its line: the value is its first statement, or its list."""
+    guide = evidence("## Rate limits\n\nPerch allows 20 requests per second per site. Perch returns HTTP 429 with "
+                     "a Retry-After header when the limit is hit.\n", title="Perch WMS API Integration Guide")
+    question = "What are the rate limits of the WMS API?"
+    verdict = answerability_judge(question, [guide])
+    assert verdict.answerable and verdict.sentence == "Perch allows 20 requests per second per site.", verdict
+    # The later sentence holds more of the question's words ("limit"); without the heading it would lead.
+    unheaded = evidence(guide.text.replace("## Rate limits\n\n", ""), title=guide.title)
+    assert answerability_judge(question, [unheaded]).sentence.startswith("Perch returns HTTP 429"), unheaded
+
+
+def test_a_list_under_a_heading_naming_what_is_asked_answers_and_a_closer_sentence_about_another_version_does_not_refuse_it():
+    notes = evidence("# Perch 3.2 Release Notes\n\nPerch 3.2 shipped on 2025-05-20.\n\n## Fixes\n\n"
+                     "- Fixed map sync failing after upgrade from 3.0 (KR-1001).\n"
+                     "- Reduced task assignment latency from 1.8 s to 0.6 s at the 95th percentile.\n\n"
+                     "## Known issues\n\n- The route planner could ignore no-go zones (KR-1104). Fixed in Perch "
+                     "3.2.1, released on 2025-06-03.\n", title="Perch 3.2 Release Notes")
+    question = "What fixes are in Perch 3.2?"
+    verdict = answerability_judge(question, [notes])
+    assert verdict.answerable, verdict
+    assert verdict.sentence == "Fixed map sync failing after upgrade from 3.0 (KR-1001).", verdict
+    composed = compose_extractive_answer(question, labelled(notes), lead=verdict)
+    assert [s.sentence for s in composed.sentences][:2] == [  # the whole list leads, in its order
+        "Fixed map sync failing after upgrade from 3.0 (KR-1001).",
+        "Reduced task assignment latency from 1.8 s to 0.6 s at the 95th percentile."], composed.sentences
+
+
+def test_only_a_question_opening_with_what_it_asks_for_is_keyed_by_a_heading():
+    style = evidence("## Facts\n\n- Write the date and the name of whoever acted.\n", title="Style guide")
+    prose = evidence("Critics said the energy policies were quick fixes that ignored the facts of supply.",
+                     title="Energy policy")
+    verdict = answerability_judge("Critics said the policies were quick fixes ignoring which facts?", [prose, style])
+    assert verdict.sentence.startswith("Critics said"), verdict
