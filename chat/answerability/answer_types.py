@@ -192,6 +192,16 @@ _NOT_PERSON_OR_PLACE = re.compile(rf"(?:(?:{_MONTHS}|monday|tuesday|wednesday|th
                                   re.IGNORECASE | re.DOTALL)
 
 
+# "Who is eligible for parental leave?" — "All permanent employees are eligible from their first day.": who can,
+# may or must do something is often a kind of people, not a name. Only where the sentence names no one. On SQuAD
+# (judged offline, gate-answered questions): odd articles +2 answer sentences holding the gold span ("the courts of
+# member states"), unanswerable ones refused unchanged; even articles -1 refused, span hits unchanged.
+_PEOPLE_SPAN = re.compile(r"\b(?:(?:all|every|any|permanent|full-time|part-time|new|primary|secondary)\s+)*"
+    r"(?:employees?|staff|contractors?|members?|users?|customers?|managers?|caregivers?|parents?|students?|"
+    r"teachers?|residents?|citizens?|workers?|people|everyone|anyone|admins?|administrators?|owners?|"
+    r"engineers?|analysts?|visitors?|guests?|volunteers?|interns?|partners?|vendors?|suppliers?)\b", re.IGNORECASE)
+
+
 def _name_spans(sentence: str, question_stems: set[str], *, person_or_place: bool = False) -> list[tuple[int, int]]:
     out = []
     for m in NAME_SPAN.finditer(sentence):
@@ -229,7 +239,10 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
             return _spans(_AMOUNT_SPAN, sentence, question_stems)
         return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
     if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
-        return _name_spans(sentence, question_stems, person_or_place=answer_type is not AnswerType.NAME)
+        named = _name_spans(sentence, question_stems, person_or_place=answer_type is not AnswerType.NAME)
+        if answer_type is AnswerType.PERSON and not named:
+            return _spans(_PEOPLE_SPAN, sentence, question_stems)
+        return named
     if answer_type is AnswerType.REASON:
         cues = [m.span() for m in _REASON_CUE.finditer(sentence) if not _SINCE_WHEN.match(sentence, m.start())]
         return cues if _content_novel(sentence, question_stems) else []
