@@ -137,7 +137,7 @@ def gate_decide(
         return GateDecision(False, reason, confidence, round(coverage, 4), kind)
 
     if semantic:
-        failed = _semantic_refusal(question, top, coverage, similarity, top_score, phrase_rule=phrase_rule,
+        failed = _semantic_refusal(question, evidence, coverage, similarity, top_score, phrase_rule=phrase_rule,
                                    terms=len(terms))
         return refuse(failed) if failed else GateDecision(True, "supported", confidence, round(coverage, 4))
     if coverage < min_coverage:
@@ -152,9 +152,10 @@ def gate_decide(
     return GateDecision(True, "supported", confidence, round(coverage, 4))
 
 
-def _semantic_refusal(question: str, top: Sequence[Evidence], coverage: float, similarity: float,
+def _semantic_refusal(question: str, evidence: Sequence[Evidence], coverage: float, similarity: float,
                       top_score: float, *, phrase_rule: bool, terms: int) -> str | None:
     """The reason the semantic rules refuse, or None when they answer."""
+    top = evidence[: max(settings.ANSWER_GATE_TOP_K, 1)]
     least = settings.ANSWER_GATE_DESCRIPTION_MIN_TERMS
     if terms >= least:
         # A description's words spread over every record on its topic: one chunk holds a fixed amount of their
@@ -170,13 +171,24 @@ def _semantic_refusal(question: str, top: Sequence[Evidence], coverage: float, s
     if similarity < similarity_bar:
         return "low_similarity"
     if (phrase_rule and similarity < settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY
-            and phrase_coverage(question, top) == 0.0):
+            and phrase_coverage(question, _phrase_evidence(top, evidence)) == 0.0):
         # Only just close in meaning, and not one of the question's phrases in the top evidence: single shared
         # words ("pressurized structures" against "gap junctions ... structures") on a nearby topic.
         return "no_phrase_match"
     if top_score < settings.ANSWER_GATE_MIN_SCORE:
         return "low_score"
     return None
+
+
+def _phrase_evidence(top: Sequence[Evidence], evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Where the phrase rule looks for the question's phrases: the top of the fused ranking and as many of the
+    full-text channel's best. A phrase is a full-text signal, and the chunk holding it can be ranked down by a
+    vector that its other paragraphs dilute: "What does the charging scheduler do?" — the release notes holding
+    "**Charging scheduler**: staggers charging …" come second by full text, twelfth by vector, fourth fused.
+    Measured on the three collections: Cranfield's questions answered from SciFact 2 -> 4 of 225, no other pair
+    or in-corpus rate changed; SQuAD (judged offline) unchanged."""
+    lexical = sorted((item for item in evidence if item.lexical_rank), key=lambda item: item.lexical_rank)
+    return [*top, *lexical[: len(top)]]
 
 
 def is_description(question: str) -> bool:

@@ -32,8 +32,9 @@ def slot_checked(question: str) -> bool:
     there for automatic medical diagnosis?") the judge needs only a sentence near the question's words, as
     such questions paraphrase their records (chat.answerability.verdict.OPEN_MIN_SUPPORT); the gate's phrase
     rule then still applies to evidence only just close in meaning (chat.gate). Measured: of CISI's questions
-    asked of SciFact's tenant, 5 -> 3 of 76 answered, of Cranfield's 6 -> 2 of 225, with no in-corpus question of
-    the three collections lost; on SQuAD 2.0 (judged offline, gate-answered questions) 18 and 9 more unanswerable
+    asked of SciFact's tenant, 5 -> 3 of 76 answered, of Cranfield's 6 -> 4 of 225 (6 -> 2 with the phrases
+    looked for in the fused top only, chat.gate._phrase_evidence), with no in-corpus question of the three
+    collections lost; on SQuAD 2.0 (judged offline, gate-answered questions) 18 and 9 more unanswerable
     questions refused (odd and even articles) for 6 and 4 fewer answers holding the gold span."""
     return judged(question) and expected_answer_type(question) in FACTOID_TYPES
 

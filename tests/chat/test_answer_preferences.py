@@ -157,7 +157,7 @@ def test_asked_for_what_a_heading_names_its_first_statement_or_its_list_answers(
     assert answerability_judge(question, [unheaded]).sentence.startswith("Perch returns HTTP 429"), unheaded
 
 
-def test_a_list_under_a_heading_naming_what_is_asked_answers_and_a_closer_sentence_about_another_version_does_not_refuse_it():
+def test_the_list_under_a_heading_naming_what_is_asked_answers_and_another_versions_sentence_does_not_refuse_it():
     notes = evidence("# Perch 3.2 Release Notes\n\nPerch 3.2 shipped on 2025-05-20.\n\n## Fixes\n\n"
                      "- Fixed map sync failing after upgrade from 3.0 (KR-1001).\n"
                      "- Reduced task assignment latency from 1.8 s to 0.6 s at the 95th percentile.\n\n"

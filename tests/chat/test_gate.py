@@ -140,6 +140,12 @@ def test_evidence_only_just_close_needs_one_of_the_questions_phrases(settings):
     assert gate_decide("Which junctions?", [evidence(words_only, vector_similarity=0.45)]).answer
     # Off for a question the answerability judge decides (chat.decision passes phrase_rule=False for it).
     assert gate_decide(question, [evidence(words_only, vector_similarity=0.45)], phrase_rule=False).answer
+    # Below the top three, a phrase counts where the full-text channel ranks its chunk among its own best three:
+    # a vector its other paragraphs dilute can rank it down.
+    others = [evidence(words_only, vector_similarity=0.45, lexical_rank=rank) for rank in (2, 3, 4)]
+    assert not gate_decide(question, [*others, evidence(phrase, vector_similarity=0.3, lexical_rank=5)]).answer
+    assert not gate_decide(question, [*others, evidence(phrase, vector_similarity=0.3, lexical_rank=None)]).answer
+    assert gate_decide(question, [*others, evidence(phrase, vector_similarity=0.3, lexical_rank=1)]).answer
     # Off with another embedding model until calibrated (0), like the similarity bar.
     settings.ANSWER_GATE_PHRASELESS_MIN_SIMILARITY = 0.0
     assert gate_decide(question, [evidence(words_only, vector_similarity=0.45)]).answer
