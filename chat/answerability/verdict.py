@@ -127,7 +127,6 @@ class SentenceReading:
 # The noun naming the answer slot ("which *company*", "what *century*") describes the answer; the evidence
 # need not repeat it ("... is operated by Caledonian MacBrayne").
 _SLOT_NOUN = re.compile(r"\b(?:what|which|whose)\s+([^\W\d_]+)", re.IGNORECASE)
-_OPENING_SLOT_NOUN = re.compile(r"\W*(?:what|which)\s+([^\W\d_]+)", re.IGNORECASE)
 
 
 def _key(word: str) -> str:
@@ -366,7 +365,7 @@ def _preferences(question: str, answer_type: AnswerType,
 def _slot_noun(question: str) -> str | None:
     """The noun a question opening "What / Which N ..." asks for ("What fixes are in Perch 3.2?" -> "fixes"), or
     None ("What is ...?", or a "which N" further in: "... ignore which facts?" names no key a record states)."""
-    match = _OPENING_SLOT_NOUN.match(normalise(question))
+    match = _SLOT_NOUN.match(normalise(question).lstrip(" \"'("))
     noun = match.group(1).lower() if match else None
     return noun if noun and noun not in STOPWORDS else None
 
