@@ -286,6 +286,12 @@ _HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w-]*\s+){0,3}?)([a-z][\w-]*)\
                        re.IGNORECASE)
 # A number and the (up to) three words after it: "4 Northgate docks", "three docks".
 _NUMBER_THEN_WORDS = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORDS})\b((?:[\s-]+[\w-]+){{1,3}})", re.IGNORECASE)
+# "How many weeks of parental leave do employees get?": what the counted noun is of, up to the verb.
+_HOW_MANY_OF = re.compile(r"\bhow\s+many\s+(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*\s+of\s+((?:[\w-]+\s+){0,3}?[\w-]+)\s+"
+                          r"(?:are|is|were|was|did|do|does|have|has|had|can|could|will|would|should|must)\b",
+                          re.IGNORECASE)
+# A number and its noun phrase, up to seven words to the first punctuation: "16 weeks of fully paid parental leave".
+_NUMBER_THEN_PHRASE = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORDS})\b((?:[\s-]+[\w-]+){{1,7}})", re.IGNORECASE)
 # "What is the runtime of the K2?", "What is the K2's runtime?": the noun naming what is asked about X.
 _ASKED_NOUN = re.compile(r"^\W*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:[\w-]+['’]s\s+)?"
                          r"(?:[\w-]+\s+){0,2}?([a-z][\w-]*)\s*(?:\?|$|\s+(?:of|for|in|on|at|to)\b)", re.IGNORECASE)
@@ -308,6 +314,13 @@ def counted_noun(question: str) -> str | None:
     return match.group(2).lower() if match else None
 
 
+def counted_of(question: str) -> frozenset[str]:
+    """What a "how many N of X" question counts N of, as stemmed content words ({"parental", "leav"} in "How many
+    weeks of parental leave do employees get?"); empty for any other question."""
+    match = _HOW_MANY_OF.search(normalise(question))
+    return frozenset(stem(w) for w in content_words(match.group(1))) if match else frozenset()
+
+
 def asked_noun(question: str) -> str | None:
     """The noun a "what is the N of X" question asks for ("runtime"), or None."""
     match = _ASKED_NOUN.search(normalise(question))
@@ -328,3 +341,16 @@ def counts(sentence: str, noun: str) -> bool:
         return True
     match = _LABEL.match(sentence)
     return bool(match) and key in term_set(match.group(1)) and bool(_NUMBER_FIRST.match(match.group(2)))
+
+
+def counts_of(sentence: str, noun: str, of: frozenset[str]) -> bool:
+    """Whether `sentence` gives a number of `noun` of what `of` names (`counted_of`): the words after the noun in
+    the number's phrase hold them ("16 weeks of fully paid parental leave"; not "up to 4 weeks after leave"), or a
+    "Key: value" line's key does ("Parental leave: 16 weeks")."""
+    key = stem(noun)
+    for match in _NUMBER_THEN_PHRASE.finditer(sentence):
+        terms = [stem(w) for w in words(match.group(1))]
+        if key in terms[:3] and of <= set(terms[terms.index(key) + 1:]):
+            return True
+    match = _LABEL.match(sentence)
+    return bool(match) and of <= term_set(match.group(1)) and counts(match.group(2), noun)

@@ -13,7 +13,9 @@ from chat.answerability.answer_types import (
     asked_noun,
     asks_something,
     counted_noun,
+    counted_of,
     counts,
+    counts_of,
     expected_answer_type,
     labels,
     typed_spans,
@@ -335,13 +337,15 @@ def _preferences(question: str, answer_type: AnswerType,
     - asked what happened, an event before a plan or goal ("went live on 2025-05-12", not "| 2025-05-05 | Planned
       go-live |"); a plan answers only when nothing else does;
     - asked how many of a noun, a sentence giving a number of it ("all 4 Northgate docks") before one whose
-      number counts something else ("Dock 3 … 71 °C");
+      number counts something else ("Dock 3 … 71 °C"); asked how many N of X, one whose N are of X ("16 weeks of
+      fully paid parental leave", not "for up to 4 weeks after leave" — its weeks count something else);
     - asked "what is the N of X" or "what N …", a "Key: value" line keyed by N ("Runtime: about 9 hours") before
       prose that mentions N ("… drifts after 6+ hours of runtime"): the way a spec sheet, a ticket or a form states
       it; so is the value of a heading naming N, its first statement or its list ("## Rate limits" over "20
       requests per second per site.", "## Fixes" over "- Fixed map sync …").
     On SQuAD's odd articles (judged offline) the first changed no sentence, the second 2 (one more holding the
-    gold span), the third none (its prose has no such lines, nor headings: no sentence changed on either half)."""
+    gold span), "N of X" none, the third none (its prose has no such lines, nor headings: no sentence changed on
+    either half)."""
     def sentence(r: SentenceReading) -> str:
         return top[r.chunk_index].text[r.start:r.end]
 
@@ -356,6 +360,9 @@ def _preferences(question: str, answer_type: AnswerType,
     noun = counted_noun(question) if answer_type is AnswerType.NUMBER else None
     if noun:
         preferences.append(lambda r: counts(sentence(r), noun))
+        of = counted_of(question)
+        if of:
+            preferences.append(lambda r: counts_of(sentence(r), noun, of))
     key = asked_noun(question) or _slot_noun(question)
     if key:
         preferences.append(lambda r: labels(sentence(r), key) or _keyed_by_heading(top[r.chunk_index].text, r, key))

@@ -1,6 +1,6 @@
 """Preferences among the sentences that qualify as an answer: an event before a plan, a count of the noun asked
-before other numbers, a "Key: value" line keyed by the noun asked (or the value of a heading naming it) before prose
-that mentions it."""
+before other numbers (and of what the question counts it of), a "Key: value" line keyed by the noun asked (or the
+value of a heading naming it) before prose that mentions it."""
 
 import pytest
 
@@ -9,7 +9,9 @@ from chat.answerability import (
     asked_noun,
     asks_what_happened,
     counted_noun,
+    counted_of,
     counts,
+    counts_of,
     labels,
     states_intention,
 )
@@ -91,6 +93,39 @@ def test_a_how_many_question_names_the_noun_it_counts(question, noun):
 ])
 def test_a_sentence_counts_the_noun_only_with_its_number(sentence, noun, counted):
     assert counts(sentence, noun) is counted
+
+
+@pytest.mark.parametrize(("question", "of"), [
+    ("How many weeks of parental leave do employees get?", {"parental", "leave"}),
+    ("How many square miles of land does the city cover?", {"land"}),
+    ("How many weeks of leave?", set()),  # no verb closes what it is of
+    ("How many of the students are enrolled?", set()),
+    ("How many charging docks are at Northgate?", set()),
+])
+def test_a_how_many_question_names_what_its_noun_counts(question, of):
+    assert counted_of(question) == of
+
+
+@pytest.mark.parametrize(("sentence", "counted"), [
+    ("**Primary caregivers** receive 16 weeks of fully paid parental leave.", True),
+    ("Parental leave: 16 weeks, fully paid.", True),  # keyed by what is counted
+    ("For up to 4 weeks after leave they can work 60 % of their hours at full pay.", False),  # weeks of no leave
+    ("Parental leave is paid for 16 days.", False),  # counts another noun
+])
+def test_a_sentence_counts_the_noun_of_what_is_asked(sentence, counted):
+    assert counts_of(sentence, "weeks", frozenset({"parental", "leave"})) is counted
+
+
+def test_asked_how_many_weeks_of_leave_the_weeks_of_that_leave_answer():
+    # The phased return ranks first and holds every word of the question ("parental" from its heading), with
+    # "4 weeks" a count of weeks: but weeks after leave, not of it.
+    phased = evidence("Employees can take a phased return: for up to 4 weeks after leave they can work 60 % of "
+                      "their hours at full pay.", title="Parental Leave Policy",
+                      heading_path="Parental Leave Policy › Returning to work")
+    entitlement = evidence("- **Primary caregivers** receive 16 weeks of fully paid parental leave.",
+                           title="Parental Leave Policy", heading_path="Parental Leave Policy › Entitlement")
+    verdict = answerability_judge("How many weeks of parental leave do employees get?", [phased, entitlement])
+    assert verdict.answerable and verdict.chunk_id == entitlement.chunk_id and verdict.span == "16", verdict
 
 
 def test_asked_how_many_the_sentence_counting_that_noun_answers():
