@@ -237,6 +237,13 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
                     or (_spans(_RANGE_SPAN, sentence, question_stems) if adjective == "long" else []))
         if asks_amount(question):
             return _spans(_AMOUNT_SPAN, sentence, question_stems)
+        noun = counted_noun(question)
+        if noun and not _TIME_UNIT.fullmatch(noun):
+            # Asked how many of something other than a time, a year is no count ("How many Huguenots were there in
+            # 1598?" of "... fought from 1562 to 1598"), nor is a date ("19th century"). SQuAD 2.0 (judged offline):
+            # 2 and 3 more unanswerable questions refused (odd, even articles), one more gold-span lead, none lost.
+            return [span for span in _spans(_NUMBER_SPAN, sentence, question_stems)
+                    if not _a_year(sentence, span, noun)]
         return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
     if answer_type in (AnswerType.PERSON, AnswerType.PLACE, AnswerType.NAME):
         named = _name_spans(sentence, question_stems, person_or_place=answer_type is not AnswerType.NAME)
@@ -247,6 +254,16 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
         cues = [m.span() for m in _REASON_CUE.finditer(sentence) if not _SINCE_WHEN.match(sentence, m.start())]
         return cues if _content_novel(sentence, question_stems) else []
     return _content_spans(sentence, question_stems)
+
+
+_TIME_UNIT = re.compile(_TIME_UNITS, re.IGNORECASE)
+_YEAR = re.compile(r"(?:1[0-9]|20)\d\d")
+
+
+def _a_year(sentence: str, span: tuple[int, int], noun: str) -> bool:
+    """Whether the number at `span` is a year ("in 1705,", "from 1562 to 1598"), not a count of `noun` ("1500
+    residents" counts residents)."""
+    return bool(_YEAR.fullmatch(sentence[slice(*span)])) and not counts(sentence[span[0]:], noun)
 
 
 def _content_novel(sentence: str, question_stems: set[str]) -> bool:

@@ -93,6 +93,16 @@ def test_a_person_or_place_is_no_code_month_or_office(question, sentence, spans)
     assert found == spans
 
 
+@pytest.mark.parametrize(("question", "sentence", "spans"), [
+    ("How many Huguenots were there in 1598?", "Wars of Religion were fought from 1562 to 1598.", []),  # years
+    ("How many lacemakers were there?", "Sources from the 19th century assert it.", []),  # a date counts nothing
+    ("How many residents were there in 1705?", "In 1705, 1500 residents lived there.", ["1500"]),  # counts them
+    ("How many years did the war last?", "It was fought from 1562 to 1598.", ["1562", "1598"]),  # a time: years
+])
+def test_asked_how_many_of_something_else_a_year_is_no_count(question, sentence, spans):
+    assert [sentence[s:e] for s, e in typed_spans(sentence, AnswerType.NUMBER, question)] == spans
+
+
 @pytest.mark.parametrize("question, sentence, spans", [
     ("How long does a K2 take to charge?", "A full charge from 25 % to 90 % takes about 95 minutes.",
      ["about 95 minutes"]),
