@@ -52,6 +52,8 @@ def _rules_judge(settings):
     ("Where is the billing team based?", AnswerType.PLACE),
     ("In what country is Normandy located?", AnswerType.PLACE),
     ("Which company supplies the laptops?", AnswerType.NAME),
+    ("Which two courts apply the law?", AnswerType.NAME),  # a plural asks for names as well
+    ("Which English ports had refugee churches?", AnswerType.PLACE),
     ("Why did the deploy pipeline fail?", AnswerType.REASON),
     ("How does the gate decide?", AnswerType.MANNER),
     ("Is the refund window 30 days?", AnswerType.YES_NO),
