@@ -239,10 +239,11 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
         if asks_amount(question):
             return _spans(_AMOUNT_SPAN, sentence, question_stems)
         noun = counted_noun(question)
-        if noun and not _TIME_UNIT.fullmatch(noun):
-            # Asked how many of something other than a time, a year is no count ("How many Huguenots were there in
-            # 1598?" of "... fought from 1562 to 1598"), nor is a date ("19th century"). SQuAD 2.0 (judged offline):
-            # 2 and 3 more unanswerable questions refused (odd, even articles), one more gold-span lead, none lost.
+        if not (noun and _TIME_UNIT.fullmatch(noun)):
+            # Asked for a number of something other than a time, a year is no count ("How many Huguenots were there
+            # in 1598?" of "... fought from 1562 to 1598"; "What acceptance rate ...?" of "... ended in 2007"), nor
+            # is a date ("19th century", "the late 1980s"). SQuAD 2.0 (judged offline): 4 and 5 more unanswerable
+            # questions refused (odd, even articles), one more gold-span lead, no answer lost.
             return [span for span in _spans(_NUMBER_SPAN, sentence, question_stems)
                     if not _a_year(sentence, span, noun)]
         return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)
@@ -261,10 +262,21 @@ _TIME_UNIT = re.compile(_TIME_UNITS, re.IGNORECASE)
 _YEAR = re.compile(r"(?:1[0-9]|20)\d\d")
 
 
-def _a_year(sentence: str, span: tuple[int, int], noun: str) -> bool:
-    """Whether the number at `span` is a year ("in 1705,", "from 1562 to 1598"), not a count of `noun` ("1500
-    residents" counts residents)."""
-    return bool(_YEAR.fullmatch(sentence[slice(*span)])) and not counts(sentence[span[0]:], noun)
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the)\s+$", re.IGNORECASE)
+_WORD_AFTER = re.compile(r"[\s-]+([a-z][\w-]*)")
+
+
+def _a_year(sentence: str, span: tuple[int, int], noun: str | None) -> bool:
+    """Whether the number at `span` is a year ("in 1705,", "from 1562 to 1598", "an 1875 vote") rather than a
+    count: a count of `noun` names it next ("1500 residents"); with no noun asked, any word but a stopword does."""
+    if not _YEAR.fullmatch(sentence[slice(*span)]):
+        return False
+    if _ARTICLE_BEFORE.search(sentence, 0, span[0]):
+        return True
+    after = _NUMBER_THEN_WORDS.match(sentence, span[0]) if noun else _WORD_AFTER.match(sentence, span[1])
+    if noun:
+        return not (after and stem(noun) in term_set(after.group(1)))
+    return not (after and after.group(1) not in STOPWORDS)
 
 
 def _content_novel(sentence: str, question_stems: set[str]) -> bool:

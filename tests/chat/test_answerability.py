@@ -100,8 +100,12 @@ def test_a_person_or_place_is_no_code_month_or_office(question, sentence, spans)
     ("How many lacemakers were there?", "Sources from the 19th century assert it.", []),  # a date counts nothing
     ("How many residents were there in 1705?", "In 1705, 1500 residents lived there.", ["1500"]),  # counts them
     ("How many years did the war last?", "It was fought from 1562 to 1598.", ["1562", "1598"]),  # a time: years
+    ("What acceptance rate does the program have?", "It ended in 2007 as planned, with 5.3% accepted.", ["5.3"]),
+    ("What share of the vote did it win?", "An 1875 vote chose crimson.", []),
+    ("What number of students enrolled?", "In 2004, 1500 students enrolled.", ["1500"]),  # a count, then
+    ("What amount did the activists invest?", "Activists erected a shantytown in the late 1980s.", []),  # a date
 ])
-def test_asked_how_many_of_something_else_a_year_is_no_count(question, sentence, spans):
+def test_asked_for_a_number_of_something_else_a_year_is_no_count(question, sentence, spans):
     assert [sentence[s:e] for s, e in typed_spans(sentence, AnswerType.NUMBER, question)] == spans
 
 
