@@ -46,7 +46,6 @@ _NAME_NOUNS = ("company|companies|organi[sz]ation|organi[sz]ations|group|team|un
                "agency|institution|court|king|queen|emperor|president|ruler|leader|person|people|scientist|"
                "author|architect|writer|engineer|inventor|family|dynasty|church|newspaper|book|ship|network|"
                "language|treaty|law|act|name|names|title|brand|firm|bank|airline|college|school")
-# (The place and name nouns match their plurals in "s" as well: "which courts", "what English towns".)
 _TYPE_RULES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), kind) for pattern, kind in (
         (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_DATE_NOUNS})\b", AnswerType.DATE),
@@ -57,8 +56,8 @@ _TYPE_RULES: tuple[tuple[re.Pattern[str], AnswerType], ...] = tuple(
         (r"\bwho(?:m|se)?\b", AnswerType.PERSON),
         (r"\bwhere\b(?!\s+(?:can|could|do|does|should|may)\s+(?:i|we|one|you)\s+(?:find|get|read|see|look))",
          AnswerType.PLACE),
-        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_PLACE_NOUNS})s?\b", AnswerType.PLACE),
-        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_NAME_NOUNS})s?\b", AnswerType.NAME),
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_PLACE_NOUNS})\b", AnswerType.PLACE),
+        (rf"\b(?:what|which|whose)\s+(?:\w+\s+)?(?:{_NAME_NOUNS})\b", AnswerType.NAME),
         (r"\bwhy\b|\bwhat (?:caused|causes|led|leads|is the reason|was the reason|reason)\b", AnswerType.REASON),
         (r"\bhow\b", AnswerType.MANNER),
         (r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", AnswerType.YES_NO),
