@@ -1,0 +1,1 @@
+"""Training code for the models we ship (outside the product apps and the wheel; needs the `train` extra)."""
