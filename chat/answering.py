@@ -20,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
+from chat.answerability.judge import judge_version
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
 from chat.citations import all_citations, citations_for, relabel_by_first_use
 from chat.current_facts import StateFacts, current_facts
@@ -122,6 +123,13 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     yield _record(authority, asked, retrieved, composed, history, provider)
 
 
+def cache_scope(provider: AnswerProvider) -> str:
+    """What an answer cache entry is keyed by besides the caller's rights and the question: the provider and model,
+    and the version of the answerability judge (an answer the rules decided is not served once the reader
+    decides)."""
+    return f"{provider.cache_id}|{judge_version()}"
+
+
 def _authorise(authority: Authority, question: str, conversation: Conversation) -> Asked:
     talk = classify_small_talk(question)
     if talk in REPLIES:
@@ -169,7 +177,7 @@ def _retrieve(authority: Authority, asked: Asked, provider: AnswerProvider) -> R
     key: QuestionKey | None = None
     if cacheable:
         key = question_key(question, vectors.get(question) if vectors else None)
-        cached = answer_cache_get(authority, provider=provider.cache_id, key=key)
+        cached = answer_cache_get(authority, provider=cache_scope(provider), key=key)
         if cached is not None:
             return Retrieved(search=lambda query: decide_question(authority, query), key=key, cached=cached)
     decisions = _Decisions(authority, question, vectors)
@@ -335,12 +343,13 @@ def _record(authority: Authority, asked: Asked, retrieved: Retrieved, composed: 
         mode=done.mode, corpus="tenant" if asked.has_corpus else "empty", citations=end.citations, hint=end.hint,
         verify=bool(end.citations), lexical_only=lexical_only,
         context_document_ids=[*history.document_ids, *(follow_up.document_ids if follow_up else ())],
+        judge=next((p.verdict.judge for d in done.decisions for p in d.parts if p.verdict and p.verdict.judge), ""),
     )
     # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
     # restate earlier answers' records is not shared either (the cache re-checks only citations).
     if (retrieved.key is not None and end.outcome == Outcome.ANSWERED and done.mode == Mode.GROUNDING
             and end.hint is None and not done.error and not lexical_only and not history.document_ids):
-        answer_cache_put(authority, provider=provider.cache_id, key=retrieved.key, question=asked.question,
+        answer_cache_put(authority, provider=cache_scope(provider), key=retrieved.key, question=asked.question,
                          answer=end.answer, citations=end.citations)
     return AnswerEvent("final", _final(message, answer=end.answer, label_map=end.label_map, removed=composed.removed,
                                        cached=False, error=done.error,

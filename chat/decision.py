@@ -99,13 +99,57 @@ class Decision:
         return any(part.semantic in SEMANTIC_FAILURES for part in self.parts)
 
 
+@dataclass(frozen=True)
+class Gated:
+    """A sub-question's search as the gate left it: evidence (widened when on topic), the gate's decision, the
+    reworded query of its repeat search if one ran, the vector channel's state and the question's term weights."""
+
+    evidence: list[Evidence]
+    decision: GateDecision
+    retried_with: str | None
+    semantic: str
+    weights: dict[str, float]
+
+
+def part_search(authority: Authority, question: str, *, embedded: list[float] | None, k: int,
+                widen_always: bool = False) -> Gated:
+    """Search one sub-question, gate the evidence, and search once more with reworded full-text terms when the
+    gate was unsure. Raises RetrievalUnavailable or DatabaseError. `widen_always`: join the evidence with its
+    neighbours even when the gate refused (fitting the judge reads what it would have read)."""
+    weights = term_weights(authority, question)
+    # The gate's phrase rule stands in for the answerability judge where the judge abstains or cannot
+    # check an answer slot (chat.answerability.slot_checked).
+    phrase_rule = not slot_checked(question)
+    evidence, semantic = evidence_search(authority, question, k, embedded)
+    decision = gate_decide(question, evidence, vector_enabled=semantic == "ok", term_weights=weights,
+                           phrase_rule=phrase_rule)
+    retry = reformulate(question) if decision.retry_worthwhile else None
+    if retry:
+        # The repeat search rewords the full-text terms only; its semantic channel searches with the
+        # question's own vector. The similarity bars are calibrated on the question's closeness to its
+        # evidence: a reworded keyword list embeds differently, and judging its evidence at the same bars
+        # would give every unsure question a second draw at them. Measured (three collections, each asked
+        # of the others' tenants): CISI's descriptions answered from SciFact 8 -> 5 of 76, from Cranfield
+        # 3 -> 0, with no in-corpus question lost.
+        again, semantic_again = evidence_search(authority, retry, k, embedded)
+        semantic = semantic if semantic_again == "ok" else semantic_again
+        second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights,
+                             phrase_rule=phrase_rule)
+        if second.answer or second.confidence > decision.confidence:
+            evidence, decision = again, second
+    if decision.answer or widen_always:
+        # On topic: whether the evidence holds an answer is read, and the answer composed, from the best
+        # chunks joined with their neighbours in the record (the chunker may have cut the answer off).
+        evidence = evidence_widen(authority, evidence)
+    return Gated(evidence=evidence, decision=decision, retried_with=retry, semantic=semantic, weights=weights)
+
+
 def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors | None = None,
                 k: int | None = None) -> PartDecision:
-    """Search one sub-question (its vector from `vectors`, else embedded here), gate the evidence, search once
-    more with reworded full-text terms when the gate was unsure, and judge answerability."""
+    """Search and gate one sub-question (`part_search`; its vector from `vectors`, else embedded here), and
+    judge answerability."""
     k = k or settings.ANSWER_TOP_K
     vectors = vectors or question_vectors(question)
-    embedded = vectors.get(question)
     try:
         if identifiers_unknown(authority, question):
             # About something the readable records do not hold: evidence about anything else would answer
@@ -113,39 +157,16 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
             return PartDecision(question=question, decision=GateDecision(
                 answer=False, reason="unknown_identifier", confidence=0.0, coverage=0.0,
                 gap_kind=GapKind.KNOWLEDGE_MISSING))
-        weights = term_weights(authority, question)
-        # The gate's phrase rule stands in for the answerability judge where the judge abstains or cannot
-        # check an answer slot (chat.answerability.slot_checked).
-        phrase_rule = not slot_checked(question)
-        evidence, semantic = evidence_search(authority, question, k, embedded)
-        decision = gate_decide(question, evidence, vector_enabled=semantic == "ok", term_weights=weights,
-                               phrase_rule=phrase_rule)
-        retry = reformulate(question) if decision.retry_worthwhile else None
-        if retry:
-            # The repeat search rewords the full-text terms only; its semantic channel searches with the
-            # question's own vector. The similarity bars are calibrated on the question's closeness to its
-            # evidence: a reworded keyword list embeds differently, and judging its evidence at the same bars
-            # would give every unsure question a second draw at them. Measured (three collections, each asked
-            # of the others' tenants): CISI's descriptions answered from SciFact 8 -> 5 of 76, from Cranfield
-            # 3 -> 0, with no in-corpus question lost.
-            again, semantic_again = evidence_search(authority, retry, k, embedded)
-            semantic = semantic if semantic_again == "ok" else semantic_again
-            second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights,
-                                 phrase_rule=phrase_rule)
-            if second.answer or second.confidence > decision.confidence:
-                evidence, decision = again, second
-        if decision.answer:
-            # On topic: whether the evidence holds an answer is read, and the answer composed, from the best
-            # chunks joined with their neighbours in the record (the chunker may have cut the answer off).
-            evidence = evidence_widen(authority, evidence)
+        gated = part_search(authority, question, embedded=vectors.get(question), k=k)
+        evidence = gated.evidence
         # Topic is not answerability: the evidence must hold an answer to this question, not just its subject.
-        verdict = answerability_judge(question, evidence, term_weights=weights)
-        decision = answerability_decide(question, decision, verdict,
+        verdict = answerability_judge(question, evidence, term_weights=gated.weights)
+        decision = answerability_decide(question, gated.decision, verdict,
                                         top_chunk_id=evidence[0].chunk_id if evidence else None)
     except (RetrievalUnavailable, DatabaseError) as exc:
         return PartDecision(question=question, unavailable=getattr(exc, "cause", "database_error"))
-    return PartDecision(question=question, evidence=evidence, decision=decision, retried_with=retry,
-                        semantic=semantic, verdict=verdict)
+    return PartDecision(question=question, evidence=evidence, decision=decision, retried_with=gated.retried_with,
+                        semantic=gated.semantic, verdict=verdict)
 
 
 def decide_question(authority: Authority, question: str, *, vectors: QuestionVectors | None = None) -> Decision:

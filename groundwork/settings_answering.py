@@ -119,13 +119,11 @@ if ANSWER_PROVIDER not in ("extractive", "openai"):
 if ANSWER_PROVIDER == "openai" and not (LLM_URL and LLM_MODEL):
     raise ImproperlyConfigured("ANSWER_PROVIDER=openai needs LLM_URL and LLM_MODEL")
 ANSWER_TOP_K = env_int("ANSWER_TOP_K", 8, minimum=1)  # evidence chunks retrieved per (sub-)question
-# ANSWERABILITY_JUDGE: "rules" (the default) or "learned": a logistic regression over the rules' readings that
-# replaces their support bar (coefficients vendored in chat/answerability/learned_judge.json, sha256-checked; the
-# rules decide when the file is absent). Not the default: its held-out gain on SQuAD 2.0 comes partly from that
-# set's construction (unanswerable questions reuse the paragraph's words), and it refuses some plain questions.
-ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "rules")
-if ANSWERABILITY_JUDGE not in ("learned", "rules"):
-    raise ImproperlyConfigured(f"ANSWERABILITY_JUDGE must be learned or rules, got {ANSWERABILITY_JUDGE!r}")
+# ANSWERABILITY_JUDGE: "reader" (the default): the reader we train and vendor (chat/reader, int8 ONNX, sha256-checked);
+# "rules": the wording rules; "learned": a logistic regression over the rules' readings (chat.answerability.learned).
+ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "reader")
+if ANSWERABILITY_JUDGE not in ("reader", "learned", "rules"):
+    raise ImproperlyConfigured(f"ANSWERABILITY_JUDGE must be reader, learned or rules, got {ANSWERABILITY_JUDGE!r}")
 ANSWER_CONTEXT_TOKENS = env_int("ANSWER_CONTEXT_TOKENS", 3000, minimum=100)
 # An answerable question's best ANSWER_WIDEN_TOP chunks are joined with their neighbours in the same record, up
 # to ANSWER_WIDEN_MAX_TOKENS each (chat.retrieval.evidence_widen); 0 turns widening off.

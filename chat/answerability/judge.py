@@ -1,8 +1,20 @@
-"""`answerability_judge`, the one interface: the judge ANSWERABILITY_JUDGE names, the rules when it is absent."""
+"""`answerability_judge`, the one interface: the judge ANSWERABILITY_JUDGE names, with its version id.
+
+- `reader` (the default): the trained reader (chat.reader, chat.answerability.reader_judge). Should its model
+  fail to load or run, the rules judge that answer, and their version is what the answer records.
+- `rules`: the wording rules (chat.answerability.verdict).
+- `learned`: a logistic regression over the rules' readings (chat.answerability.learned; the rules when its
+  coefficients are absent).
+
+Every verdict carries the version of the judge that made it (`Verdict.judge`); the answer stores it on its message
+and the answer cache keys on `judge_version()`, so an answer made by one judge is never served for another.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from django.conf import settings
 
@@ -10,17 +22,39 @@ from chat.answerability.learned import learned_judge
 from chat.answerability.verdict import TOP_K, Verdict, rules_judge
 from chat.evidence import Evidence
 
+logger = logging.getLogger(__name__)
+
+# Dated ids of the rule sets: a change to the rules that moves answers is a new id.
+RULES_VERSION = "rules:2026-12"
+LEARNED_VERSION = "learned:2026-11"
+
+
+def judge_version() -> str:
+    """The version id of the judge in force (what a new answer will record, unless the reader fails)."""
+    if settings.ANSWERABILITY_JUDGE == "reader":
+        from chat.reader.model import reader_get
+
+        return reader_get().version
+    return LEARNED_VERSION if settings.ANSWERABILITY_JUDGE == "learned" else RULES_VERSION
+
 
 def answerability_judge(question: str, evidence: Sequence[Evidence], *,
                         term_weights: Mapping[str, float] | None = None, top_k: int = TOP_K,
                         min_support: float | None = None) -> Verdict:
-    """Whether the best-ranked `evidence` holds an answer to `question`, and where (see the package docstring).
+    """Whether the best-ranked `evidence` holds an answer to `question`, and where.
 
-    ANSWERABILITY_JUDGE=rules (the default) applies the rules' bars; "learned" lets the fitted regression of
-    chat.answerability.learned replace their support bar. An explicit `min_support` asks for the rules'
-    bar, so it selects the rules; so does a missing or altered coefficients file."""
+    An explicit `min_support` asks for the rules' bar, so it selects the rules."""
+    if min_support is None and settings.ANSWERABILITY_JUDGE == "reader":
+        from chat.answerability.reader_judge import reader_judge
+        from chat.reader.model import ReaderUnavailable
+
+        try:
+            return reader_judge(question, evidence)
+        except ReaderUnavailable as exc:
+            logger.error("reader unavailable, the rules judge this answer: %s", exc)
     if min_support is None and settings.ANSWERABILITY_JUDGE == "learned":
         verdict = learned_judge(question, evidence, term_weights=term_weights, top_k=top_k)
         if verdict is not None:
-            return verdict
-    return rules_judge(question, evidence, term_weights=term_weights, top_k=top_k, min_support=min_support)
+            return replace(verdict, judge=LEARNED_VERSION)
+    verdict = rules_judge(question, evidence, term_weights=term_weights, top_k=top_k, min_support=min_support)
+    return replace(verdict, judge=RULES_VERSION)

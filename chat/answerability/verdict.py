@@ -86,6 +86,19 @@ EVENT_VALUE_TYPES = frozenset({AnswerType.DATE, AnswerType.NUMBER})
 
 
 @dataclass(frozen=True)
+class AnswerSpan:
+    """An answer the judge read in the evidence: the span, the sentence holding it (chunk offsets) and how likely
+    its window answers the question."""
+
+    chunk_id: int
+    start: int  # the sentence
+    end: int
+    span_start: int
+    span_end: int
+    probability: float
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The answerability decision for one question. `sentence` and `span` are evidence text (chunk offsets in
     `start`/`end` and `span_start`/`span_end`); `reasons` name what was missing when not answerable."""
@@ -101,6 +114,11 @@ class Verdict:
     span_start: int = 0
     span_end: int = 0
     reasons: tuple[str, ...] = ()
+    # The reader's calibrated probability that the evidence answers the question (None from the rules).
+    probability: float | None = None
+    judge: str = ""  # the version id of the judge that made it (chat.answerability.judge)
+    # Every answer the reader found, best first, the verdict's own first (empty from the rules).
+    answers: tuple[AnswerSpan, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ AUXILIARIES = re.compile(r"\b(is|was|are|were|did|does|do|can|could|will|would|h
                          re.IGNORECASE)
 NEGATION = re.compile(r"\s*\b(?:not|never)\b|n't\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-_NUMBER = re.compile(r"\b\d[\d,.]*\b")
+_NUMBER = re.compile(r"\b(\d+(?:[,.]\d+)*)(st|nd|rd|th|s)?\b")
 _NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-zA-Z'-]+(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][a-zA-Z'-]+)*")
 
 
@@ -130,26 +130,33 @@ def swap_name(question: str, window: str, names: list[str], rng: random.Random) 
     return None
 
 
+def _ordinal(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
 def change_number(question: str, window: str, rng: random.Random) -> str | None:
-    """Change a number or year of the question to one the window does not state."""
+    """Change a number, year or ordinal of the question to one the window does not state."""
     found = list(_NUMBER.finditer(question))
     if not found:
         return None
     match = rng.choice(found)
-    digits = match.group(0).replace(",", "")
+    digits, suffix = match.group(1).replace(",", ""), match.group(2) or ""
     try:
         value = float(digits)
     except ValueError:
         return None
     for _ in range(8):
         if 1000 <= value <= 2100 and value == int(value):
-            new = str(int(value) + rng.choice([-1, 1]) * rng.randint(1, 40))
+            number = int(value) + rng.choice([-1, 1]) * rng.randint(1, 40)
         elif value == int(value):
-            new = str(max(0, int(value) + rng.choice([-1, 1]) * rng.randint(1, max(2, int(value) // 2 + 1))))
+            number = max(1, int(value) + rng.choice([-1, 1]) * rng.randint(1, max(2, int(value) // 2 + 1)))
         else:
-            new = f"{value * rng.choice((0.5, 2, 1.5, 3)):g}"
-        if new != digits and new not in window:
-            return question[:match.start()] + new + question[match.end():]
+            number = value * rng.choice((0.5, 2, 1.5, 3))
+        new = f"{number:g}" if isinstance(number, float) else str(number)
+        if suffix in ("st", "nd", "rd", "th") and isinstance(number, int):
+            suffix = _ordinal(number)
+        if new != digits and not re.search(rf"\b{re.escape(new)}", window):
+            return question[:match.start()] + new + suffix + question[match.end():]
     return None
 
 

@@ -21,6 +21,8 @@ from chat.reader.encoding import encode_pairs
 from training.reader.train import Reader, log, tokenizer_load
 
 TARGET = Path(__file__).resolve().parents[2] / "chat" / "reader" / "data" / "reader.onnx"
+# The judge's version id (stored on each answer, part of the answer-cache key): a new model is a new version.
+VERSION = "reader:2026-12"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUTS = ("start_logits", "end_logits", "answerable_logit")
 
@@ -49,6 +51,14 @@ def export(work: Path, target: Path) -> str:
     shutil.copyfile(int8, target)
     digest = hashlib.sha256(target.read_bytes()).hexdigest()
     log(f"{target}: {target.stat().st_size / 1e6:.1f} MB, sha256 {digest}")
+    # A new model needs its calibration and threshold fitted again (manage.py fit_reader --write): until then the
+    # raw logit is the probability's log-odds and 0.5 the bar.
+    meta = target.with_name("reader.json")
+    meta.write_text(json.dumps({"version": VERSION, "sha256": digest, "threshold": 0.5,
+                                "calibration": {"scale": 1.0, "shift": 0.0},
+                                "training": {k: config[k] for k in ("seed", "epochs", "batch_size", "lr", "span_weight",
+                                                                    "steps", "examples", "kinds", "development",
+                                                                    "seconds", "device")}}, indent=1) + "\n")
     return digest
 
 

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
 from tokenizers import Tokenizer
+from torch import nn
 
 from chat.reader.encoding import encode_pairs, span_tokens
-from training.reader.examples import Mix, build_examples
+from training.reader.examples import build_examples
 
 BASE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors, upstream
 TOKENIZER = Path(__file__).resolve().parents[2] / "knowledge" / "embedders" / "data" / "tokenizer.json"
