@@ -45,6 +45,8 @@ TYPED_BONUS = 0.3
 # The items of the list the answer sentence is in come with it, up to this many sentences in all: "What are the
 # success criteria?" is answered by the three criteria under "## Success criteria", not the first alone.
 LIST_MAX_SENTENCES = 8
+# Another answer the reader read joins the lead when its probability is at least this share of the lead's.
+READ_ANSWER_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ def compose_extractive_answer(
         lead = answerability_judge(question, [item.evidence for item in labelled_evidence])
     if not terms or not labelled_evidence or max_sentences <= 0:
         return ExtractiveAnswer(text="", sentences=[])
+    if asked and lead is not None and lead.answerable and lead.answers:
+        return _compose_read(question, labelled_evidence, lead, max_sentences)
     terms, idf = _with_attribute(question if asked else "", terms, _idf(terms, labelled_evidence), labelled_evidence)
     # Terms absent from every chunk still count in the denominator at the highest weight: a sentence that
     # covers only the easy half of a question should not score as if it covered all of it.
@@ -142,6 +146,46 @@ def compose_extractive_answer(
     sentences = _choose(candidates, min(max(max_sentences, len(listed)), LIST_MAX_SENTENCES))
     text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
     return ExtractiveAnswer(text=text, sentences=sentences)
+
+
+def _compose_read(question: str, labelled_evidence: Sequence[Labelled], lead: Verdict,
+                  max_sentences: int) -> ExtractiveAnswer:
+    """The answer as the reader read it: the sentence holding its best answer first (with the rest of its list,
+    in order, when the question asks for several things or a procedure), then the sentences holding the other
+    answers it read with a probability over its bar, best first. Nothing the reader did not find answering is
+    added: a sentence sharing the question's words is not an answer to it."""
+    by_chunk = {item.evidence.chunk_id: item for item in labelled_evidence}
+    listed = _lead_list(lead, labelled_evidence, key_terms(question)) if asks_for_several(question) else set()
+    chosen: list[ExtractedSentence] = []
+    seen: set[tuple[int, int]] = set()
+
+    def add(item: Labelled, start: int, end: int, score: float) -> None:
+        if (item.evidence.chunk_id, start) in seen:
+            return
+        seen.add((item.evidence.chunk_id, start))
+        text = item.evidence.text
+        chosen.append(ExtractedSentence(sentence=text[start:end], label=item.label, start=start, end=end,
+                                        doc_start=item.evidence.start + start, doc_end=item.evidence.start + end,
+                                        score=score, with_lead=True))
+
+    first = by_chunk.get(lead.chunk_id)
+    if first is None:
+        return ExtractiveAnswer(text="", sentences=[])
+    block = sorted(start for chunk_id, start in listed if chunk_id == lead.chunk_id)
+    if block:
+        spans = dict(sentence_spans(first.evidence.text))
+        for start in block[:LIST_MAX_SENTENCES]:
+            add(first, start, spans.get(start, lead.end if start == lead.start else start), lead.support)
+    else:
+        add(first, lead.start, lead.end, lead.support)
+    for answer in lead.answers[1:]:
+        if len(chosen) >= max(max_sentences, len(block)):
+            break
+        item = by_chunk.get(answer.chunk_id)
+        if item is not None and answer.probability >= lead.support * READ_ANSWER_FLOOR:
+            add(item, answer.start, answer.end, answer.probability)
+    text = " ".join(f"{s.sentence} [{s.label}]" for s in chosen)
+    return ExtractiveAnswer(text=text, sentences=chosen)
 
 
 def _with_attribute(question: str, terms: list[str], idf: dict[str, float], labelled_evidence: Sequence[Labelled]

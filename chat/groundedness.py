@@ -3,7 +3,10 @@
 Flag-only. The result feeds a "verified n/m claims" badge; a noisy checker must never block or rewrite an
 answer. A claim is a sentence of the answer with its [Sn] labels. It counts as verified when its cited
 evidence contains every number and every capitalised name in it, and either enough of its key terms or,
-when an embedding function is supplied, a close enough embedding.
+when an embedding function is supplied, a close enough embedding — and, when the answer was to a question the
+reader judges (`read`), when the reader, reading the question against the claim where its evidence states it,
+finds it answers the question. A sentence copied word for word from its record is always "in" the record; what
+the badge must not bless is a quoted sentence that answers something else (a wrong lead).
 """
 
 from __future__ import annotations
@@ -24,6 +27,18 @@ MIN_TERM_OVERLAP = 0.6
 MIN_SIMILARITY = 0.75
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+# Reads one question against passages: the probability each one answers it, and the bar for "it does".
+Read = Callable[[str, Sequence[str]], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What `check_claims` needs of the reader: the question the answer was to, and the read function."""
+
+    question: str
+    read: Read
+    bar: float
+    passage: Callable[[str, str], str]  # (claim, cited text) -> the passage to read the claim in
 
 _NAME = re.compile(r"\b[A-Z][\w'’&.-]*[\w]|\b[A-Z]\b")
 
@@ -107,6 +122,7 @@ def check_claim(
     embed: Embed | None = None,
     min_overlap: float = MIN_TERM_OVERLAP,
     min_similarity: float = MIN_SIMILARITY,
+    reading: Reading | None = None,
 ) -> ClaimCheck:
     cited = [label_map[label] for label in labels if label in label_map]
     if not cited:
@@ -138,6 +154,11 @@ def check_claim(
         reasons.append("names_missing")
     if not supported:
         reasons.append(weak)
+    if reading is not None and not reasons:
+        passages = [reading.passage(claim, item.text) for item in cited]
+        answers = max(reading.read(reading.question, passages), default=0.0)
+        if answers < reading.bar:
+            reasons.append("does_not_answer")
     return ClaimCheck(
         claim=claim,
         labels=list(labels),
@@ -156,10 +177,12 @@ def check_claims(
     embed: Embed | None = None,
     min_overlap: float = MIN_TERM_OVERLAP,
     min_similarity: float = MIN_SIMILARITY,
+    reading: Reading | None = None,
 ) -> Verification:
     """Check every claim of `answer_text` against the evidence its labels point to; uncited claims fail."""
     per_claim = [
-        check_claim(text, labels, label_map, embed=embed, min_overlap=min_overlap, min_similarity=min_similarity)
+        check_claim(text, labels, label_map, embed=embed, min_overlap=min_overlap, min_similarity=min_similarity,
+                    reading=reading)
         for text, labels in split_claims(answer_text)
     ]
     return Verification(verified=sum(1 for c in per_claim if c.verified), total=len(per_claim), per_claim=per_claim)

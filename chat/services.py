@@ -5,15 +5,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chat.answerability.analysis import question_analyse
 from chat.evidence import Evidence
 from chat.gate import GapKind, gap_canonical
-from chat.groundedness import Verification, check_claims
+from chat.groundedness import Reading, Verification, check_claims
 from chat.hints import hidden_document_ids
 from chat.models import AccessRequest, Conversation, GapEvent, Message
 from groundwork.authority import Authority
@@ -95,17 +97,19 @@ def _embedder_fn():
     return None if embedder is None else embedder.embed_documents
 
 
-def claims_verify(answer: str, citations: Sequence[dict]) -> Verification:
+def claims_verify(answer: str, citations: Sequence[dict], *, question: str = "") -> Verification:
     """Term overlap always; with an embedder, a claim also passes on embedding similarity. Numbers and names
     must agree either way. (A verbatim evidence sentence compared with its whole chunk can score below the
-    similarity bar, so similarity alone would flag correct extractive answers.)"""
+    similarity bar, so similarity alone would flag correct extractive answers.) For a question the reader judges,
+    a claim must also answer it where its record states it (chat.groundedness)."""
     label_map = {c["label"]: evidence_from_citation(c) for c in citations}
-    lexical = check_claims(answer, label_map)
+    reading = _reading(question)
+    lexical = check_claims(answer, label_map, reading=reading)
     embed = _embedder_fn()
     if embed is None:
         return lexical
     try:
-        semantic = check_claims(answer, label_map, embed=embed)
+        semantic = check_claims(answer, label_map, embed=embed, reading=reading)
     except Exception as exc:  # the check is flag-only: a failing embedder must not lose the lexical result
         logger.warning("embedding groundedness check failed: %s", exc)
         return lexical
@@ -115,13 +119,37 @@ def claims_verify(answer: str, citations: Sequence[dict]) -> Verification:
     return Verification(verified=sum(c.verified for c in merged), total=len(merged), per_claim=merged)
 
 
+def _reading(question: str) -> Reading | None:
+    """The reader's part of the check, for a question it judges (none for a statement, a keyword query or a
+    follow-up such as "explain that more", which names nothing to answer)."""
+    if not question or settings.ANSWERABILITY_JUDGE != "reader" or not question_analyse(question).judged:
+        return None
+    from chat.answerability.reader_judge import claim_passage
+    from chat.reader.model import ReaderUnavailable, reader_get
+
+    model = reader_get()
+
+    def read(asked: str, passages: Sequence[str]) -> list[float]:
+        try:
+            return [r.probability for r in model.read(asked, list(passages))]
+        except ReaderUnavailable as exc:  # flag-only: without the reader, the lexical check stands
+            logger.warning("reader groundedness check failed: %s", exc)
+            return [1.0] * len(passages)
+
+    return Reading(question=question, read=read, bar=model.meta.threshold,
+                   passage=lambda claim, text: claim_passage(model, claim, text))
+
+
 def answer_verify(*, message_id: int) -> Message | None:
     """Fill in the message's verification. Flag-only: the answer text is never changed. Safe to run twice."""
     message = Message.objects.filter(pk=message_id, role=Message.Role.ASSISTANT).first()
     if message is None:
         logger.info("answer_verify: message %s is gone", message_id)
         return None
-    result = claims_verify(message.content, message.citations)
+    asked = (Message.objects.filter(conversation_id=message.conversation_id, role=Message.Role.USER,
+                                    created_at__lte=message.created_at).order_by("-created_at", "-pk")
+             .values_list("content", flat=True).first())
+    result = claims_verify(message.content, message.citations, question=asked or "")
     message.verification = {
         "status": "done",
         "verified": result.verified,

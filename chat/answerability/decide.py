@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chat.answerability.answer_types import FACTOID_TYPES, expected_answer_type, is_question
+from chat.answerability.analysis import question_analyse
+from chat.answerability.answer_types import FACTOID_TYPES
 from chat.answerability.verdict import Verdict
 from chat.gate import GapKind, GateDecision
 
@@ -15,28 +16,18 @@ SHORT_QUESTION_WORDS = 12
 FACTOID_MIN_SUPPORT = 0.8
 
 
-# Longer than this, a question describes an information need at length (Cranfield and CISI queries, a pasted
-# paragraph) rather than asking for one thing: there is no single answer slot to check, so the judge abstains.
-JUDGED_MAX_WORDS = 20
-
-
 def judged(question: str) -> bool:
-    """Whether the verdict decides this question: a question (not a statement or keyword query) short enough to
-    ask for one thing. For the rest the gate's topical decision stands, with its phrase rule (chat.gate)."""
-    return is_question(question) and len(question.split()) <= JUDGED_MAX_WORDS
+    """Whether the verdict decides this question (`QuestionAnalysis.judged`)."""
+    return question_analyse(question).judged
 
 
 def slot_checked(question: str) -> bool:
-    """Whether the verdict checks an answer slot for this question: a judged question (`judged`) asking for a
-    typed value (who, when, how many, where, ...). For a question asking for a description ("What future is
-    there for automatic medical diagnosis?") the judge needs only a sentence near the question's words, as
-    such questions paraphrase their records (chat.answerability.verdict.OPEN_MIN_SUPPORT); the gate's phrase
-    rule then still applies to evidence only just close in meaning (chat.gate). Measured: of CISI's questions
-    asked of SciFact's tenant, 5 -> 3 of 76 answered, of Cranfield's 6 -> 4 of 225 (6 -> 2 with the phrases
-    looked for in the fused top only, chat.gate._phrase_evidence), with no in-corpus question of the three
-    collections lost; on SQuAD 2.0 (judged offline, gate-answered questions) 18 and 9 more unanswerable
-    questions refused (odd and even articles) for 6 and 4 fewer answers holding the gold span."""
-    return judged(question) and expected_answer_type(question) in FACTOID_TYPES
+    """Whether the verdict checks an answer slot for this question (`QuestionAnalysis.slot_checked`). For a
+    question asking for a description ("What future is there for automatic medical diagnosis?") the gate's phrase
+    rule then still applies to evidence only just close in meaning (chat.gate). Measured with the rules judge: of
+    CISI's questions asked of SciFact's tenant, 5 -> 3 of 76 answered, of Cranfield's 6 -> 4 of 225, with no
+    in-corpus question of the three collections lost."""
+    return question_analyse(question).slot_checked
 
 
 def answerability_decide(question: str, decision: GateDecision, verdict: Verdict, *,

@@ -4,6 +4,7 @@ answer, and the sentence holding the span's start the answer sentence the compos
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from chat.answerability.answer_types import expected_answer_type
@@ -36,6 +37,20 @@ def evidence_windows(model: ReaderModel, texts: Sequence[str]) -> list[tuple[int
         units = reading_units(text, ss, count)
         out.extend((index, w) for w in covering_windows(units, count([text[s:e] for s, e in units])))
     return out
+
+
+def claim_passage(model: ReaderModel, claim: str, text: str) -> str:
+    """Where `text` (a cited fragment) states `claim`: the reading window around its first words (the claim with
+    its neighbouring sentences, as the reader read it when answering); the claim itself when the text does not
+    quote it (a model's own words)."""
+    opening = claim.split()[:6]
+    found = re.search(r"\s+".join(re.escape(word) for word in opening), text) if opening else None
+    if found is None:
+        return claim
+    for _, window in evidence_windows(model, [text]):
+        if window.start <= found.start() < window.end:
+            return text[window.start:window.end]
+    return claim
 
 
 def _sentence_at(text: str, position: int) -> tuple[int, int]:

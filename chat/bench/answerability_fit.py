@@ -22,7 +22,7 @@ from django.db import transaction
 from django.test.utils import override_settings
 
 from chat.answerability import is_question
-from chat.answerability.decide import JUDGED_MAX_WORDS
+from chat.answerability.analysis import JUDGED_MAX_WORDS
 from chat.answerability.learned import FEATURES, file_digest, judge_features
 from chat.answerability.verdict import TOP_K, rules_reading
 from chat.bench.squad import SQUAD_FILE, _questions, squad_articles, squad_normal, squad_tenant
