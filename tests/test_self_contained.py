@@ -138,3 +138,5 @@ def test_answer_bench_measures_latency_and_leaves_out_what_needs_the_collections
     for figure in ("answer_rate_in_corpus", "refusal_out_of_corpus", "rationale_hit_rate"):
         assert figure not in result  # not measured is not 0
     assert any(note.startswith("not measured: ") and "refusal_out_of_corpus" in note for note in result["notes"])
+    # The sample-answers set ships with the code: measured without any eval data (a few of each kind when quick).
+    assert result["sample_questions"] >= 30 and "sample_answer_in_lead" in result

@@ -14,6 +14,8 @@
 - `refusal_out_of_corpus`: each collection's questions asked of every other collection's tenant (biomedical
   claims, aerodynamics, library science) must be refused; `refusal_by_pair` breaks it down.
 - `invalid_citations`: labels in any benchmark answer that do not map to a retrieved chunk the asker can read.
+- `sample_*` (chat/bench/sample_answers.py): questions people ask of the demo tenant, each asked as its demo user;
+  every answer and outcome goes to `sample_answers.jsonl` beside `answers.json`.
 
 Scratch tenants are deleted afterwards. Eval data: `groundwork.bench.eval_dir()`. A collection missing there
 is skipped and named in `notes` (its figures are left out, not reported as 0); without SciFact the latency
@@ -37,6 +39,7 @@ from django.test.utils import override_settings
 
 from chat.answering import answer_events
 from chat.bench import current_facts as current_facts_bench
+from chat.bench import sample_answers as sample_answers_bench
 from chat.bench.squad import squad_figures
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
@@ -374,6 +377,11 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
         ],
     }
     current_facts_bench.bench_add(result)
+    sample, sample_notes = sample_answers_bench.sample_answer_figures(quick=quick, out_dir=out_dir)
+    result.update(sample)
+    if sample:
+        result["goals"].update(sample_answers_bench.GOALS)
+    result["notes"] += sample_notes
     for figure in unmeasured:
         result.pop(figure, None)
     if "scifact" in missing:

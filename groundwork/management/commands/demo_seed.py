@@ -36,6 +36,40 @@ DEMO_GROUPS = ["leadership", "hr", "engineering", "finance"]
 DEMO_OPERATOR = ("operator", "Olu Ferreira")  # platform operator: a superuser, member of no tenant
 
 
+def demo_people_seed(*, tenant: Tenant, prefix: str = "", password: str | None = DEMO_PASSWORD) -> dict:
+    """The demo's groups and people (DEMO_GROUPS, DEMO_USERS) in `tenant`; returns the users by demo username.
+    Benches seed a scratch copy with a `prefix`: the user names differ from the demo's own (a user name is global
+    and the demo's users belong to the demo tenant alone), the e-mail addresses do not, so the sample corpus's
+    ACLs that name an address reach the copy's people. `password` None leaves new users without a usable one."""
+    User = get_user_model()
+    groups = {
+        name: principal_ensure(tenant=tenant, kind=Principal.Kind.GROUP, raw=name, display_name=name.title())
+        for name in DEMO_GROUPS
+    }
+    users = {}
+    for username, full_name, role, group_names in DEMO_USERS:
+        first, last = full_name.split(" ", 1)
+        user, created = User.objects.get_or_create(
+            username=prefix + username,
+            defaults={"email": f"{username}@kestrel.example", "first_name": first, "last_name": last},
+        )
+        if created:
+            if password is None:
+                user.set_unusable_password()
+            else:
+                user.set_password(password)
+            user.save()
+        elif user.is_superuser:  # seeded by an older version as a superuser: now a scoped tenant admin
+            user.is_superuser = False
+            user.save(update_fields=["is_superuser"])
+        membership_set(user=user, tenant=tenant, role=role)  # keeps is_staff in step with the role
+        person = principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(user.pk))
+        for name in group_names:
+            group_member_add(group=groups[name], member=person)
+        users[username] = user
+    return users
+
+
 class Command(BaseCommand):
     help = "Create the demo tenant (admin, analyst, member, a demo API key) and load the sample data."
 
@@ -45,28 +79,7 @@ class Command(BaseCommand):
         User = get_user_model()
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(slug=DEMO_TENANT[0], defaults={"name": DEMO_TENANT[1]})
-            groups = {
-                name: principal_ensure(tenant=tenant, kind=Principal.Kind.GROUP, raw=name, display_name=name.title())
-                for name in DEMO_GROUPS
-            }
-            users = {}
-            for username, full_name, role, group_names in DEMO_USERS:
-                first, last = full_name.split(" ", 1)
-                user, created = User.objects.get_or_create(
-                    username=username,
-                    defaults={"email": f"{username}@kestrel.example", "first_name": first, "last_name": last},
-                )
-                if created:
-                    user.set_password(DEMO_PASSWORD)
-                    user.save()
-                elif user.is_superuser:  # seeded by an older version as a superuser: now a scoped tenant admin
-                    user.is_superuser = False
-                    user.save(update_fields=["is_superuser"])
-                membership_set(user=user, tenant=tenant, role=role)  # keeps is_staff in step with the role
-                person = principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(user.pk))
-                for name in group_names:
-                    group_member_add(group=groups[name], member=person)
-                users[username] = user
+            users = demo_people_seed(tenant=tenant)
             operator, created = User.objects.get_or_create(
                 username=DEMO_OPERATOR[0],
                 defaults={"email": f"{DEMO_OPERATOR[0]}@kestrel.example", "first_name": DEMO_OPERATOR[1].split()[0],
