@@ -104,7 +104,7 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
     """Search one sub-question (its vector from `vectors`, else embedded here), gate the evidence, search once
     more with reworded full-text terms when the gate was unsure, and judge answerability."""
     k = k or settings.ANSWER_TOP_K
-    vectors = vectors or question_vectors(question)
+    vectors = vectors or question_vectors(authority, question)
     embedded = vectors.get(question)
     try:
         if identifiers_unknown(authority, question):
@@ -151,6 +151,6 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
 def decide_question(authority: Authority, question: str, *, vectors: QuestionVectors | None = None) -> Decision:
     """Retrieve and decide each sub-question of `question` under the caller's authority (and nothing else).
     `vectors`: what was embedded for it already; otherwise its texts are embedded here, in one call."""
-    vectors = vectors if vectors is not None else question_vectors(question)
+    vectors = vectors if vectors is not None else question_vectors(authority, question)
     return Decision(question=question, vectors=vectors,
                     parts=tuple(part_decide(authority, q, vectors=vectors) for q in split_question(question)))
