@@ -68,9 +68,9 @@ def _notes(topics) -> list[DocumentInput]:
 
 def _imported(topics, count: int, *, restricted: bool) -> list[DocumentInput]:
     words = ", ".join(w1 for w1, _, _ in topics)
-    access = {"visibility": "restricted", "acl": ("group:hr",)} if restricted else {}
     return [DocumentInput(external_id=f"hr{'r' if restricted else 'w'}{i}", title=f"HR case {i}",
-                          body=f"HR case {i}: the employee file notes {words}; filed after review {i}.", **access)
+                          body=f"HR case {i}: the employee file notes {words}; filed after review {i}.",
+                          visibility="restricted" if restricted else None, acl=("group:hr",) if restricted else None)
             for i in range(count)]
 
 
