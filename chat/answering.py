@@ -173,7 +173,8 @@ def _retrieve(authority: Authority, asked: Asked, provider: AnswerProvider) -> R
     cacheable = asked.has_corpus and settings.ANSWER_CACHE_ENABLED and asked.facts is None
     chooses = getattr(provider, "chooses_queries", False)
     # Embedded once, here, when anything will use the vectors: the cache lookup or the question's own search.
-    vectors = question_vectors(question, whole=cacheable) if asked.has_corpus and (cacheable or not chooses) else None
+    embeds = asked.has_corpus and (cacheable or not chooses)
+    vectors = question_vectors(authority, question, whole=cacheable) if embeds else None
     key: QuestionKey | None = None
     if cacheable:
         key = question_key(question, vectors.get(question) if vectors else None)

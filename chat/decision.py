@@ -149,7 +149,7 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
     """Search and gate one sub-question (`part_search`; its vector from `vectors`, else embedded here), and
     judge answerability."""
     k = k or settings.ANSWER_TOP_K
-    vectors = vectors or question_vectors(question)
+    vectors = vectors or question_vectors(authority, question)
     try:
         if identifiers_unknown(authority, question):
             # About something the readable records do not hold: evidence about anything else would answer
@@ -172,6 +172,6 @@ def part_decide(authority: Authority, question: str, *, vectors: QuestionVectors
 def decide_question(authority: Authority, question: str, *, vectors: QuestionVectors | None = None) -> Decision:
     """Retrieve and decide each sub-question of `question` under the caller's authority (and nothing else).
     `vectors`: what was embedded for it already; otherwise its texts are embedded here, in one call."""
-    vectors = vectors if vectors is not None else question_vectors(question)
+    vectors = vectors if vectors is not None else question_vectors(authority, question)
     return Decision(question=question, vectors=vectors,
                     parts=tuple(part_decide(authority, q, vectors=vectors) for q in split_question(question)))

@@ -24,7 +24,7 @@ def hidden_probe(authority: Authority, decisions: Sequence[Decision], *,
     for decision in decisions:
         for part in decision.parts:
             if part.unavailable is None:
-                embedded = decision.vectors.get(probe_query(part.question))
+                embedded = decision.vectors.get(probe_query(authority, part.question))
                 out[part.question] = hidden_relevant(authority, part.question, k=k, embedded=embedded)
     return out
 

@@ -87,13 +87,13 @@ class QuestionVectors:
         return self.by_text.get(text) if text else None
 
 
-def question_vectors(question: str, *, whole: bool = False) -> QuestionVectors:
+def question_vectors(authority: Authority, question: str, *, whole: bool = False) -> QuestionVectors:
     """Embed, in one embedder call, every text `question` will be searched or probed with (`whole`: for the
     answer cache too — the question as asked when it is split into several searches, and even before anything
     was embedded for the search)."""
     parts = split_question(question)
     # (The repeat search's reworded text is not embedded: it searches with its part's vector, chat.decision.)
-    probes = [p for p in (probe_query(part) for part in parts) if p]
+    probes = [p for p in (probe_query(authority, part) for part in parts) if p]
     texts = list(dict.fromkeys([*([question] if whole and len(parts) > 1 else []), *parts, *probes]))
     by_text = dict(zip(texts, query_vectors(texts, unindexed=whole), strict=True))
     if len(parts) == 1:

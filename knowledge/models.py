@@ -394,18 +394,19 @@ class DocumentLink(models.Model):
 
 
 class CorpusStatistics(models.Model):
-    """How often each word occurs in one tenant's records: what BM25, the refusal gate and the hint probe weigh a
-    question's words by (knowledge.retrieval.statistics). Counted per tenant so that no tenant's records move
-    another's rankings or answers — statistics pooled across tenants would let one tenant learn, from the order
-    of its own results, which words another tenant's records are full of. A caller's weights combine their own
-    tenant's row with the platform corpus's.
+    """How often each word occurs in one tenant's shared records: what BM25, the refusal gate and the hint probe
+    weigh a question's words by (knowledge.retrieval.statistics). Counted per tenant so that no tenant's records
+    move another's rankings or answers — statistics pooled across tenants would let one tenant learn, from the order
+    of its own results, which words another tenant's records are full of. Counted over the workspace-visible
+    records only, which every reader of the tenant shares, so that no restricted record moves the results of a
+    caller who cannot read it. A caller's weights combine their own tenant's row with the platform corpus's.
 
-    Counted (knowledge.services.statistics) over all of the tenant's chunks, or an even sample of a large tenant;
+    Counted (knowledge.services.statistics) over the tenant's workspace-visible chunks, or an even sample of them;
     `lexemes` keeps the commonest (Postgres english lexemes, with `counts`: chunks of the sample holding each), and
-    `truncated` says whether rarer ones were left out. Recounted when the tenant's chunk count has moved."""
+    `truncated` says whether rarer ones were left out. Recounted when the tenant's shared chunk count has moved."""
 
     tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, primary_key=True, related_name="+")
-    chunks = models.PositiveIntegerField()  # the tenant's chunks when counted
+    chunks = models.PositiveIntegerField()  # the tenant's workspace-visible chunks when counted
     sampled = models.PositiveIntegerField()  # the chunks the lexemes were counted in
     average_tokens = models.FloatField()
     lexemes = ArrayField(models.TextField(), default=list, blank=True)

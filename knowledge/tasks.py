@@ -46,7 +46,7 @@ def work_resume_task() -> dict:
 
 @shared_task(acks_late=True, soft_time_limit=600, time_limit=660)
 def corpus_statistics_task(tenant_id: int) -> dict:
-    """Count a tenant's word statistics afresh (queued by knowledge.retrieval.statistics when its chunk count has
-    moved). Safe to run twice: the last count replaces the one before."""
+    """Count a tenant's word statistics afresh (queued by knowledge.retrieval.statistics when its shared chunk count
+    has moved). Safe to run twice: the last count replaces the one before."""
     row = corpus_statistics_count(tenant_id)
     return {"tenant": tenant_id, "chunks": row.chunks, "sampled": row.sampled, "lexemes": len(row.lexemes)}

@@ -47,7 +47,7 @@ def collect(data: Path, split: str, *, limit: int | None = None) -> list[dict]:
             if identifiers_unknown(authority, text):
                 rows.append(row | {"gate": {"answer": False, "reason": "unknown_identifier"}, "evidence": []})
                 continue
-            vectors = question_vectors(text)
+            vectors = question_vectors(authority, text)
             gated = part_search(authority, text, embedded=vectors.get(text), k=settings.ANSWER_TOP_K,
                                 widen_always=True)
         row["gate"] = asdict(gated.decision)

@@ -5,12 +5,16 @@ allowed? It ranks the caller's own tenant (and the platform corpus) without the 
 tenant — and returns for each such record only its source system and, when the author maps to a user
 of the tenant, the author's e-mail. Never a title, a snippet, an id, a count or a score.
 
-The probe must not be an oracle for guesses ("is there a record mentioning HEATHERLIGHT / $742,000?"). So it
-never sees the question as asked: it sees only the question's topic words — common English words (whole words
-of the embedding tokenizer's general vocabulary, which does not depend on any tenant's corpus), never numbers,
-identifiers, code names or other rare words — and it stays silent unless there are at least
-RETRIEVAL_HINT_MIN_TOPIC_WORDS of them. A guessed rare word or number therefore cannot change whether a hint
-comes back; only a real question about a topic can.
+The probe must not be an oracle for guesses ("is there a record mentioning HEATHERLIGHT / $742,000 / Falcon
+Dynamics?"). So it never sees the question as asked: it sees only the question's topic words — common English words
+(whole words of the embedding tokenizer's general vocabulary), never numbers, identifiers or code names, and only
+those that records readable by every member of the caller's tenant (its workspace-visible records) hold too — and it
+stays silent unless there are at least RETRIEVAL_HINT_MIN_TOPIC_WORDS of them. A word that occurs only in records the
+caller cannot read ("Falcon" of a hidden deal's "Falcon Dynamics") is dropped, like a guessed code name or number, so
+it cannot change whether a hint comes back; only a question about a topic the tenant writes about openly can. The
+platform corpus's words do not count: reference text shared with every tenant would make nearly any English word,
+and so names made of them, a topic word. The probe's weights are the shared word statistics
+(retrieval.statistics), which restricted records never move.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from ..models import Chunk, Document
 from .fusion import rrf_fuse
 from .lexical import lexical_search, query_lexemes
 from .search import QueryVector, query_vectors
-from .sql import CHUNK_MATCHED_LEXEMES, TENANT_SCOPE_ONLY
+from .sql import CHUNK_MATCHED_LEXEMES, SHARED_WORDS, TENANT_SCOPE_ONLY
 from .statistics import corpus_stats, idf_for
 from .vector import vector_search
 
@@ -82,9 +86,20 @@ def hidden_relevant(authority: Authority, query: str, *, k: int = 10,
     return _describe(authority, hidden_relevant_document_ids(authority, query, k=k, embedded=embedded))
 
 
-def probe_query(query: str) -> str | None:
-    """What the probe searches for `query`: its topic words, or None when there are too few to probe with."""
-    words = topic_words(query)
+def shared_words(authority: Authority, words: list[str]) -> list[str]:
+    """`words` (in order) that the caller's tenant's workspace-visible records hold, and those Postgres drops as stop
+    words. Existence only, over records every member may read: nothing hidden is consulted."""
+    if not words:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(SHARED_WORDS, {"words": words, "own_tenant_id": authority.tenant_id})
+        return [row[0] for row in cursor.fetchall()]
+
+
+def probe_query(authority: Authority, query: str) -> str | None:
+    """What the probe searches for `query`: its topic words the caller's tenant shares with every member, or None
+    when there are too few to probe with."""
+    words = shared_words(authority, topic_words(query))
     probe = " ".join(words)
     if not words or len(query_lexemes(probe)) < settings.RETRIEVAL_HINT_MIN_TOPIC_WORDS:
         return None
@@ -94,8 +109,9 @@ def probe_query(query: str) -> str | None:
 def hidden_relevant_document_ids(authority: Authority, query: str, *, k: int = 10,
                                  embedded: QueryVector | None = None) -> list[int]:
     """The ids behind the hint. For server-side use only (an access request records them for the tenant's
-    admins); never send them to the caller. `embedded`: the vector of `probe_query(query)`, computed already."""
-    query = probe_query(query)
+    admins); never send them to the caller. `embedded`: the vector of `probe_query(authority, query)`, computed
+    already."""
+    query = probe_query(authority, query)
     if query is None:
         return []
     params = chunk_access_params(authority)

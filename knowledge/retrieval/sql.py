@@ -109,25 +109,44 @@ QUERY_LEXEMES = sql.SQL(
 )
 
 # Each tenant's lexeme statistics (knowledge.models.CorpusStatistics), counted by knowledge.services.statistics
-# over the tenant's chunks or an even sample of them (every `step`-th id): the chunks, their mean length, and
-# the commonest lexemes with the number of sampled chunks holding each. ts_stat reads a query given as text, so
-# the tenant and step go into it through format() (a bigint and an int: nothing else can get in).
+# over the tenant's shared chunks — workspace-visible, which every reader of the tenant may read — or an even sample
+# of them (every `step`-th id): the chunks, their mean length, and the commonest lexemes with the number of sampled
+# chunks holding each. Restricted chunks never enter, so no record a caller cannot read moves a word's weight.
+# ts_stat reads a query given as text, so the tenant and step go into it through format() (a bigint and an int:
+# nothing else can get in).
 TENANT_CHUNK_COUNTS = sql.SQL(
     "SELECT c.tenant_id, count(*) FROM knowledge_chunk c WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) "
-    "GROUP BY c.tenant_id"
+    "AND c.visibility = 'workspace' GROUP BY c.tenant_id"
 )
 TENANT_CHUNK_SIZES = sql.SQL(
     "SELECT c.tenant_id, count(*), avg(c.token_count)::float8 FROM knowledge_chunk c "
-    "WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) GROUP BY c.tenant_id"
+    "WHERE c.tenant_id = ANY(%(tenant_ids)s::bigint[]) AND c.visibility = 'workspace' GROUP BY c.tenant_id"
 )
 TENANT_SAMPLE_SIZE = sql.SQL(
-    "SELECT count(*) FROM knowledge_chunk c WHERE c.tenant_id = %(tenant_id)s AND mod(c.id, %(step)s::bigint) = 0"
+    "SELECT count(*) FROM knowledge_chunk c WHERE c.tenant_id = %(tenant_id)s AND c.visibility = 'workspace' "
+    "AND mod(c.id, %(step)s::bigint) = 0"
 )
 TENANT_LEXEMES = sql.SQL(
     "SELECT word, ndoc FROM ts_stat(format("
-    "'SELECT search FROM knowledge_chunk WHERE tenant_id = %%s AND mod(id, %%s) = 0', "
-    "%(tenant_id)s::bigint, %(step)s::bigint)) "
+    "'SELECT search FROM knowledge_chunk WHERE tenant_id = %%s AND visibility = ''workspace'' "
+    "AND mod(id, %%s) = 0', %(tenant_id)s::bigint, %(step)s::bigint)) "
     "ORDER BY ndoc DESC, word LIMIT %(keep)s"
+)
+
+# The words (in order) each of whose lexemes some shared chunk of the caller's own tenant holds — workspace-visible,
+# so readable by every member — with the words that have no lexeme (stop words): what the hint probe may search by
+# (retrieval.hints). One EXISTS per lexeme on the GIN index. Restricted chunks are never consulted, so a word found
+# only in records the caller cannot read is left out whoever asks.
+SHARED_WORDS = sql.SQL(
+    """
+    SELECT w.word FROM unnest(%(words)s::text[]) WITH ORDINALITY AS w(word, ord)
+     WHERE NOT EXISTS (
+            SELECT 1 FROM unnest(to_tsvector('english', w.word)) AS l
+             WHERE NOT EXISTS (SELECT 1 FROM knowledge_chunk c
+                                WHERE c.search @@ quote_literal(l.lexeme)::tsquery
+                                  AND c.tenant_id = %(own_tenant_id)s AND c.visibility = 'workspace'))
+     ORDER BY w.ord
+    """
 )
 
 # Document frequency of each query lexeme among the chunks the caller may read, counted exactly up to

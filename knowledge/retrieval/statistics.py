@@ -4,10 +4,12 @@ BM25's idf, the refusal gate's term weights and the hint probe's coverage all as
 share of the records is it? That share is taken over the caller's corpus only (their tenant plus the platform
 corpus), from each tenant's counted statistics (knowledge.models.CorpusStatistics). Never across tenants: a
 word's weight there would move with another tenant's records, and the order of a caller's own results would
-tell them which words another tenant writes about.
+tell them which words another tenant writes about. And only over the records every reader of that corpus shares
+(workspace-visible ones): counted with restricted records, a word's weight would move with records the caller
+cannot read — an HR import full of one word reorders a member's results and changes what the gate refuses.
 
-Read once per tenant and kept in this process for STATS_TTL_S (they move slowly). A tenant whose chunk count has
-moved by more than STALE_SHARE since it was counted (or that was never counted) is queued for a recount
+Read once per tenant and kept in this process for STATS_TTL_S (they move slowly). A tenant whose shared chunk count
+has moved by more than STALE_SHARE since it was counted (or that was never counted) is queued for a recount
 (knowledge.tasks.corpus_statistics_task, inline without a broker); until then its last counts serve, or, if it
 has none, its words are counted rather than weighed (every word weighs the same).
 """

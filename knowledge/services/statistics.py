@@ -1,4 +1,5 @@
-"""Counting a tenant's word statistics (knowledge.models.CorpusStatistics; read by knowledge.retrieval.statistics)."""
+"""Counting a tenant's word statistics over its shared records (knowledge.models.CorpusStatistics; read by
+knowledge.retrieval.statistics)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ LEXEMES_KEPT = 20_000
 
 
 def corpus_statistics_count(tenant_id: int) -> CorpusStatistics:
-    """Count the tenant's chunks, their mean length and the commonest words, and store them (replacing what
-    was there). Reads and writes that one tenant's rows only. Safe to run twice: the last count wins."""
+    """Count the tenant's shared (workspace-visible) chunks, their mean length and the commonest words, and store
+    them (replacing what was there). Restricted chunks are never read, so importing them leaves the row as it was.
+    Reads and writes that one tenant's rows only. Safe to run twice: the last count wins."""
     tokens = scope_set(DatabaseScope(read_tenant_ids=(tenant_id,), write_tenant_ids=(tenant_id,)))
     try:
         with transaction.atomic(), connection.cursor() as cursor:

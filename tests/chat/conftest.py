@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from tests.knowledge.conftest import Corpus, corpus, ingest, remote_corpus, remote_embedder  # noqa: F401
+from tests.knowledge.conftest import (  # noqa: F401
+    Corpus,
+    corpus,
+    ingest,
+    remote_corpus,
+    remote_embedder,
+    shared_topics,
+)
 
 CANARIES = ("CANARY-HR-7731", "CANARY-GLOBEX-1142", "Q4 workforce plan", "Globex laptops")  # hidden from member
 

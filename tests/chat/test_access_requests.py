@@ -40,7 +40,7 @@ def _assert_nothing_about_the_record(body: bytes, corpus) -> None:
         assert corpus.acme_hr.pk not in row.values()
 
 
-def test_request_access_end_to_end(world, corpus, no_cache, django_capture_on_commit_callbacks):
+def test_request_access_end_to_end(world, corpus, shared_topics, no_cache, django_capture_on_commit_callbacks):
     final = _hinted_answer(world)
     member = world.client(world.member)
     with django_capture_on_commit_callbacks(execute=True):
@@ -99,7 +99,7 @@ def test_request_access_end_to_end(world, corpus, no_cache, django_capture_on_co
     assert member.get("/api/v1/access-requests").json()[0]["status"] == "granted"
 
 
-def test_decline_leaves_the_record_hidden(world, corpus, no_cache):
+def test_decline_leaves_the_record_hidden(world, corpus, shared_topics, no_cache):
     final = _hinted_answer(world)
     created = world.client(world.member).post("/api/v1/access-requests", {"answer_id": final["message_id"]},
                                               format="json")
@@ -121,7 +121,7 @@ def test_decline_leaves_the_record_hidden(world, corpus, no_cache):
     assert again.status_code == 201 and again.json()["id"] != request_id
 
 
-def test_only_own_hinted_answers_can_be_requested(world, corpus, no_cache):
+def test_only_own_hinted_answers_can_be_requested(world, corpus, shared_topics, no_cache):
     final = _hinted_answer(world)
     # someone else's answer: 404, like one that does not exist
     assert world.client(world.admin).post("/api/v1/access-requests", {"answer_id": final["message_id"]},

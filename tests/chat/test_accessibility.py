@@ -116,8 +116,8 @@ def _chat_with_answer(browser, live_server):
         cites[0].click()
 
 
-def test_every_page_has_no_serious_or_critical_axe_violation(world, corpus, relations, live_server, browser,  # noqa: F811
-                                                             settings):
+def test_every_page_has_no_serious_or_critical_axe_violation(world, corpus, shared_topics, relations,  # noqa: F811
+                                                             live_server, browser, settings):
     settings.ANSWER_CACHE_ENABLED = False
     # The sign-in page with its single sign-on button (nothing follows it here; tests/groundwork/test_oidc.py does).
     settings.OIDC_ENABLED, settings.OIDC_PROVIDER_NAME = True, "Example IdP"

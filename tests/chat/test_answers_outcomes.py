@@ -45,7 +45,7 @@ def test_not_found_is_honest_and_counts_a_canonical_gap(world, corpus, no_cache)
     assert gap.first_seen <= gap.last_seen
 
 
-def test_hidden_record_gives_a_content_free_hint(world, corpus, no_cache):
+def test_hidden_record_gives_a_content_free_hint(world, corpus, shared_topics, no_cache):
     client = world.client(world.member)
     raw, events = ask_stream(client, "How many people does the workforce plan cut from the robotics team?")
     final = events[-1][1]
@@ -68,6 +68,10 @@ def test_hint_omits_contact_without_a_mapped_author(world, corpus, no_cache):
     ingest(world, corpus.acme_wiki, external_id="sev", title="Severance terms",
            body="Severance pay is twelve weeks of salary for every employee.",
            visibility="restricted", acl=("group:hr",), author="email:ghost@nowhere.test")
+    # the topic is one every member reads about (a hint never rests on words only hidden records hold)
+    ingest(world, corpus.acme_wiki, external_id="payroll", title="Payroll",
+           body="Every employee is paid a monthly salary, timesheets are due each week, and severance pay "
+                "follows the employment contract.")
     # a real question (a two-word guess gets no hint: tests/chat/test_hint_oracle.py)
     question = "How many weeks of salary does an employee get as severance pay?"
     final = ask_json(world.client(world.member), question).json()
@@ -75,7 +79,7 @@ def test_hint_omits_contact_without_a_mapped_author(world, corpus, no_cache):
     assert b"Severance terms" not in ask_json(world.client(world.member), "severance weeks").content
 
 
-def test_compound_question_answers_the_readable_part_and_hints_the_rest(world, corpus, no_cache):
+def test_compound_question_answers_the_readable_part_and_hints_the_rest(world, corpus, shared_topics, no_cache):
     final = ask_json(world.client(world.member), "How long do laptop replacements take and how many people "
                      "does the workforce plan cut from the robotics team?").json()
     assert final["outcome"] == "partial"
@@ -241,7 +245,7 @@ def test_the_repeat_search_reads_the_question_by_its_own_vector(world, corpus, m
 
     monkeypatch.setattr(chat.decision, "evidence_search", recording)
     question = "What is the visitor parking policy?"
-    vectors = question_vectors(question)
+    vectors = question_vectors(world.authority(world.member), question)
     part = part_decide(world.authority(world.member), question, vectors=vectors)
     assert part.retried_with == "visitor parking policy"
     [(first, first_vector), (again, again_vector)] = searched

@@ -25,7 +25,7 @@ def _ask(driver, question):
     return driver.find_elements(By.CSS_SELECTOR, ".msg.assistant[data-outcome]")[-1]
 
 
-def test_chat_streams_cites_hints_and_verifies(world, corpus, live_server, browser, settings):
+def test_chat_streams_cites_hints_and_verifies(world, corpus, shared_topics, live_server, browser, settings):
     settings.ANSWER_CACHE_ENABLED = False
     browser_login(browser, live_server, world.member)
     browser.get(live_server.url + "/t/acme/chat/")
@@ -131,7 +131,7 @@ def test_narrow_window_fits_and_the_panel_is_a_bottom_sheet(world, corpus, live_
     assert browser.execute_script("return document.documentElement.scrollWidth") <= browser_width
 
 
-def test_request_access_button_records_a_request(world, corpus, live_server, browser, settings):
+def test_request_access_button_records_a_request(world, corpus, shared_topics, live_server, browser, settings):
     from chat.models import AccessRequest
 
     settings.ANSWER_CACHE_ENABLED = False

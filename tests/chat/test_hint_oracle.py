@@ -6,15 +6,18 @@ import pytest
 
 from chat.bench.security.hint_oracle import guess_questions, guesses
 from knowledge.embedding import chunks_embed
-from knowledge.retrieval.hints import hidden_relevant
+from knowledge.retrieval.hints import hidden_relevant, probe_query, shared_words
 from tests.chat.conftest import ask_json, ingest
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def secrets(world, corpus):
-    """Restricted (HR-only) records full of rare words and figures; as many more of each that exist nowhere."""
+def secrets(world, corpus, shared_topics):
+    """Restricted (HR-only) records full of rare words and figures; as many more of each that exist nowhere. The
+    topic (a team's budget for a project) is one the tenant writes about openly too."""
+    ingest(world, corpus.acme_wiki, external_id="budgets", title="Budget cycle",
+           body="Every project gets its budget in the planning cycle.")
     rng = random.Random(11)
     names, figures = guesses(rng, 40)
     inside, outside = (names[:20], figures[:20]), (names[20:], figures[20:])
@@ -48,7 +51,7 @@ def test_a_guess_inside_a_real_question_does_not_change_the_hint(world, secrets)
     assert len({tuple(r) for r in results.values()}) == 1
 
 
-def test_a_topical_question_still_gets_the_hint(world, corpus):
+def test_a_topical_question_still_gets_the_hint(world, corpus, shared_topics):
     chunks_embed()
     member = world.authority(world.member)
     [record] = hidden_relevant(member, "How many people does the workforce plan cut from the robotics team?", k=8)
@@ -75,7 +78,7 @@ def test_topic_words_are_common_words_only():
         "what", "about", "and", "for", "robotics", "team"]
 
 
-def test_hints_per_caller_are_rate_limited(world, corpus, settings):
+def test_hints_per_caller_are_rate_limited(world, corpus, shared_topics, settings):
     settings.ANSWER_HINTS_PER_HOUR = 2
     question = "How many people does the workforce plan cut from the robotics team?"
     member = world.client(world.member)
@@ -83,3 +86,46 @@ def test_hints_per_caller_are_rate_limited(world, corpus, settings):
     assert [bool(h) for h in hints] == [True, True, False]
     # another caller has their own allowance
     assert ask_json(world.client(world.analyst), question).json()["hint"] is not None
+
+
+@pytest.fixture
+def deal(world, corpus):
+    """A hidden deal named with ordinary English words, and the company's open notes on acquisitions."""
+    ingest(world, corpus.acme_wiki, external_id="corpdev", title="Corporate development",
+           body="The company reviews acquisition targets every quarter; each deal for acquiring a company has a "
+                "status and an owner.")
+    ingest(world, corpus.acme_wiki, external_id="kestrel", title="Project Kestrel",
+           body="Kestrel: the company is acquiring Falcon Dynamics; the deal is owned by corporate development.",
+           visibility="restricted", acl=("group:hr",), author="email:admin@example.test")
+    chunks_embed()
+
+
+def test_a_name_made_of_ordinary_words_is_not_confirmed(world, deal):
+    """Issue #36: "Is Kestrel acquiring Falcon Dynamics?" got a hint, "Condor Robotics" and "Osprey Labs" none."""
+    member = world.authority(world.member)
+    names = ("Falcon Dynamics", "Condor Robotics", "Osprey Labs", "falcon dynamics", "condor robotics")
+    for form in ("Is Kestrel acquiring {}?", "Is the company acquiring {} in a deal owned by corporate development?"):
+        questions = [form.format(name) for name in names]
+        # the probe never sees the name: its words are in no record every member reads
+        assert len({probe_query(member, q) for q in questions}) == 1
+        assert len({tuple(hidden_relevant(member, q, k=8)) for q in questions}) == 1, form
+    # the topic still hints, for a name or none
+    [record] = hidden_relevant(member, "Is the company acquiring Condor Robotics in a deal owned by corporate "
+                                       "development?", k=8)
+    assert (record.source_name, record.author_email) == ("Acme wiki", "admin@example.test")
+    assert hidden_relevant(member, "Is Kestrel acquiring Falcon Dynamics?", k=8) == []
+    # the admin reads the deal: nothing is hidden from them; another tenant's caller never hears of it
+    assert hidden_relevant(world.authority(world.admin), "Is the company acquiring Falcon Dynamics in a deal "
+                                                         "owned by corporate development?", k=8) == []
+    assert hidden_relevant(world.authority(world.outsider, world.globex), "Is the company acquiring Falcon "
+                                                                          "Dynamics in a deal owned by corporate "
+                                                                          "development?", k=8) == []
+
+
+def test_topic_words_are_words_every_member_of_the_tenant_reads(world, corpus):
+    words = ["laptop", "workforce", "pipeline", "leased", "citation", "the"]
+    # acme's workspace record has "laptop"; the hr plan ("workforce") and the engineering review ("pipeline", which
+    # the member reads) are restricted; "leased" is globex's, "citation" the platform corpus's. Stop words stay.
+    assert shared_words(world.authority(world.member), words) == ["laptop", "the"]
+    assert shared_words(world.authority(world.admin), words) == ["laptop", "the"]
+    assert shared_words(world.authority(world.outsider, world.globex), words) == ["laptop", "leased", "the"]

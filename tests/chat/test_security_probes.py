@@ -6,7 +6,17 @@ from __future__ import annotations
 import pytest
 from django.http import HttpResponse
 
-from chat.bench.security import CEILINGS, cache_contrast, canary, hint_oracle, hostile, probe_modules, unknown_ids
+from chat.bench.security import (
+    CEILINGS,
+    cache_contrast,
+    canary,
+    guessed_names,
+    hint_oracle,
+    hostile,
+    probe_modules,
+    stats_drift,
+    unknown_ids,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -15,13 +25,15 @@ def _at_goal(figures: dict, names: tuple[str, ...]) -> None:
     for name in names:
         assert name in figures, name
         ceiling = CEILINGS.get(name, 0)
-        # hint_oracle_gap_points has a ceiling of 5 "points or more fails": strictly below it
-        assert figures[name] < ceiling if name == "hint_oracle_gap_points" else figures[name] <= ceiling, (
+        # the hint gaps have a ceiling of 5 "points or more fails": strictly below it
+        strict = name in ("hint_oracle_gap_points", "guessed_name_hint_gap_points")
+        assert figures[name] < ceiling if strict else figures[name] <= ceiling, (
             name, figures[name], figures)
 
 
 def test_the_aggregator_finds_every_probe():
-    assert {"canary", "hint_oracle", "cache_contrast", "hostile", "unknown_ids"} <= set(probe_modules())
+    assert {"canary", "hint_oracle", "cache_contrast", "hostile", "unknown_ids", "stats_drift",
+            "guessed_names"} <= set(probe_modules())
     assert "_world" not in probe_modules()
 
 
@@ -73,3 +85,20 @@ def test_unknown_identifiers_probe(db, tmp_path):
     assert figures["unknown_identifier_answers"] == 0, figures["unknown_ids_answered_examples"]
     assert figures["unknown_ids_questions"] >= 8
     assert figures["unknown_ids_known_answered"] == figures["unknown_ids_known_questions"]
+
+
+def test_stats_drift_probe(db, tmp_path):
+    figures = stats_drift.measure(tmp_path, True)
+    _at_goal(figures, ("stats_rank_changes",))
+    assert figures["stats_rank_changed_examples"] == {}
+    assert figures["stats_rank_checks"] == 32 and figures["stats_rank_imported"] == 40
+    # the same records readable by everyone do move the member's weights: the probe would see a leak
+    assert figures["stats_weight_control_moved"] == 1
+
+
+def test_guessed_names_probe(db, tmp_path):
+    figures = guessed_names.measure(tmp_path, True)
+    _at_goal(figures, ("guessed_name_hint_gap_points",))
+    assert figures["guessed_name_max_kind_gap_points"] == 0.0
+    assert figures["guessed_name_guesses"] == 80
+    assert figures["guessed_name_topic_hint"] == 1  # a question about the deals, in shared words, still hints

@@ -245,7 +245,8 @@ def test_admin_uploads_restricts_and_a_member_finds_the_pdf_page(world, live_ser
 
 # --- c. a hidden record: the hint, Request access, and still nothing of the record ------------------------------
 
-def test_member_requests_access_to_a_hidden_record_and_still_sees_nothing(world, corpus, live_server, browser):
+def test_member_requests_access_to_a_hidden_record_and_still_sees_nothing(world, corpus, shared_topics, live_server,
+                                                                          browser):
     from chat.models import AccessRequest, Message
 
     browser_login(browser, live_server, world.member)

@@ -48,6 +48,17 @@ def corpus(world) -> Corpus:
     )
 
 
+@pytest.fixture
+def shared_topics(world, corpus) -> Document:
+    """A record every acme member reads that speaks of the hidden HR plan's topic (plans, the robotics team, the
+    workforce) without its content. The hint probe searches only by words the tenant's shared records hold
+    (knowledge.retrieval.hints): with this record a question about that topic may get a hint; without it the
+    plan's words are hidden-only, and a hint on them would confirm a guess."""
+    return ingest(world, corpus.acme_wiki, external_id="calendar", title="Planning calendar",
+                  body="Quarterly planning: every team drafts its plan in March. The robotics team demo day is in May. "
+                       "Workforce questions go to the people team.")
+
+
 class EmbedderSwitch:
     """Points the process-wide embedder at another configuration for one test, then back."""
 

@@ -1,5 +1,6 @@
-"""Word statistics are counted per tenant and read over the caller's own corpus (their tenant and the platform
-corpus): another tenant's records never move a caller's rankings, term weights or answers."""
+"""Word statistics are counted per tenant over its shared (workspace-visible) records and read over the caller's own
+corpus (their tenant and the platform corpus): neither another tenant's records nor restricted records of the
+caller's own tenant move a caller's rankings, term weights or answers."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ def _bm25(authority) -> dict[int, float]:
                                filter_params=params, limit=10, strategy="bm25"))
 
 
-def _load(world, tenant, count: int, body: str, prefix: str) -> None:
+def _load(world, tenant, count: int, body: str, prefix: str, **access) -> None:
     source = Source.objects.create(tenant=tenant, kind="wiki", name=f"{prefix} wiki")
     authority = world.service(tenant, name="loader")
     documents_import(authority=authority, source=source, batch_size=50, items=(
-        DocumentInput(external_id=f"{prefix}{i}", title=f"{prefix} note {i}", body=body.format(i=i), format="text")
+        DocumentInput(external_id=f"{prefix}{i}", title=f"{prefix} note {i}", body=body.format(i=i), format="text",
+                      **access)
         for i in range(count)))
 
 
@@ -71,6 +73,51 @@ def test_another_tenants_records_do_not_move_a_callers_ranking_or_weights(world,
     _count_all(world.acme)
     assert term_weights(reader, QUERY)["copper"] < weights_before["copper"]
     assert _bm25(reader) != before
+
+
+def test_restricted_records_do_not_move_a_callers_ranking_weights_or_counts(world, valves):
+    member, admin = world.authority(world.member), world.authority(world.admin)
+    outsider = world.authority(world.outsider, world.globex)
+    _count_all(world.acme, world.globex, world.platform)
+    row = CorpusStatistics.objects.get(tenant=world.acme)
+    counted = (row.chunks, row.sampled, row.average_tokens, row.lexemes, row.counts, row.truncated)
+    before = {who: (_bm25(a), term_weights(a, QUERY), corpus_stats(a.corpus_tenant_ids))
+              for who, a in (("member", member), ("admin", admin), ("outsider", outsider))}
+
+    # An HR import full of "copper": counted over every record, it made "copper" common and sank the copper valve
+    # below the zephyr valve for the member, who cannot read a line of it.
+    _load(world, world.acme, 40, "Copper prices rose again; copper wire {i} is stocked.", "hr",
+          visibility="restricted", acl=("group:hr",))
+    _count_all(world.acme, world.globex, world.platform)
+    row = CorpusStatistics.objects.get(tenant=world.acme)
+    assert (row.chunks, row.sampled, row.average_tokens, row.lexemes, row.counts, row.truncated) == counted
+    assert "wire" not in row.lexemes
+    for who, a in (("member", member), ("outsider", outsider)):
+        assert (_bm25(a), term_weights(a, QUERY), corpus_stats(a.corpus_tenant_ids)) == before[who], who
+    # The admin (in hr) now reads the copper records among their results; the weights are the same for them.
+    ranked, weights, stats = before["admin"]
+    assert term_weights(admin, QUERY) == weights and corpus_stats(admin.corpus_tenant_ids) == stats
+    assert set(_bm25(admin)) > set(ranked)
+
+    # Records the member's group reads join the member's results, and weigh nothing either: the valves keep their
+    # scores.
+    _load(world, world.acme, 5, "Copper fittings {i} for the engineering lab.", "eng",
+          visibility="restricted", acl=("group:engineering",))
+    _count_all(world.acme)
+    ranked, weights, stats = before["member"]
+    assert term_weights(member, QUERY) == weights and corpus_stats(member.corpus_tenant_ids) == stats
+    after = _bm25(member)
+    assert len(after) > len(ranked) and {c: after[c] for c in ranked} == ranked
+
+
+def test_only_shared_chunks_are_counted(world, corpus):
+    _count_all(world.acme, world.globex, world.platform)
+    acme = CorpusStatistics.objects.get(tenant=world.acme)
+    # acme's one workspace record; neither the hr plan nor the engineering review
+    assert (acme.chunks, acme.sampled) == (1, 1)
+    assert "laptop" in acme.lexemes and not {"workforc", "canari", "certif", "pipelin"} & set(acme.lexemes)
+    assert "leas" in CorpusStatistics.objects.get(tenant=world.globex).lexemes
+    assert "citat" in CorpusStatistics.objects.get(tenant=world.platform).lexemes
 
 
 def test_the_platform_corpus_counts_for_every_tenant(world, valves):
@@ -174,7 +221,7 @@ def test_the_command_counts_every_tenant_or_one_and_names_a_missing_one(world, v
 
     out = StringIO()
     call_command("corpus_statistics", "--tenant", "acme", stdout=out)
-    assert "acme: 3 chunks (3 counted)" in out.getvalue()
+    assert "acme: 3 shared chunks (3 counted)" in out.getvalue()
     assert set(CorpusStatistics.objects.values_list("tenant__slug", flat=True)) == {"acme"}
     call_command("corpus_statistics", stdout=StringIO())
     counted = set(CorpusStatistics.objects.values_list("tenant__slug", flat=True))

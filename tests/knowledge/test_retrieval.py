@@ -291,7 +291,7 @@ def test_grep_sandbox_refuses_escapes_and_treats_query_literally(settings, tmp_p
     assert len(grep_search(tenant_slugs=["acme"], query="alpha beta", max_matches=1)) == 1
 
 
-def test_hidden_record_hint_is_content_free(world, embedded):
+def test_hidden_record_hint_is_content_free(world, embedded, shared_topics):
     hints = hidden_relevant(world.authority(world.member), "workforce plan reduces robotics team", k=5)
     assert len(hints) == 1
     hint = hints[0]
@@ -306,6 +306,9 @@ def test_hint_omits_contact_when_author_is_not_a_user(world, corpus):
     ingest(world, corpus.acme_wiki, external_id="anon", title="Severance terms",
            body="Severance pay is twelve weeks of salary for every employee.",
            visibility="restricted", acl=("group:hr",), author="email:ghost@nowhere.test")
+    ingest(world, corpus.acme_wiki, external_id="payroll", title="Payroll",
+           body="Every employee is paid a monthly salary, timesheets are due each week, and severance pay "
+                "follows the employment contract.")
     hints = hidden_relevant(world.authority(world.member), "weeks of severance pay for an employee", k=5)
     assert [(h.source_name, h.author_email) for h in hints] == [("Acme wiki", None)]
 

@@ -25,6 +25,8 @@ CEILINGS = {
     "rls_leaks": 0,
     "lost_tasks": 0,
     "duplicated_tasks": 0,
+    "stats_rank_changes": 0,
+    "guessed_name_hint_gap_points": 5,
 }
 
 

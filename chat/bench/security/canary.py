@@ -108,6 +108,10 @@ def _seed(world: ProbeWorld, c: dict[str, str], h: dict[str, str]) -> dict[str, 
         DocumentInput(external_id="a-workspace", title=f"{c['a_workspace']} cafeteria menu",
                       body=f"The cafeteria menu changes every Monday. Project {h['a_workspace']} is also known as "
                            f"{c['a_workspace']}. Project {c['a_workspace']} has a budget of $12,000."),
+        # The hidden record's topic is one A writes about openly: a hint is only ever about such words.
+        DocumentInput(external_id="a-rota", title="Harbour rota",
+                      body="The harbour engineering crew works in shifts; the submarine refit is planned with the "
+                           "budget office."),
     ])
     world.ingest(world.b, [
         DocumentInput(external_id="b-workspace", title=f"{c['b_workspace']} lighthouse maintenance",

@@ -8,7 +8,7 @@ points: a hint that depends on a guess being right is an oracle. 500 guesses (qu
 The rate is that of `hidden_relevant`, the probe behind every answer's hint, called as the answer pipeline calls
 it — so the per-caller hint allowance (ANSWER_HINTS_PER_HOUR), which would hide an oracle behind a quota,
 does not enter. `hint_oracle_topic_hint` (1) checks the hint still works: a real question about the hidden
-records' topic gets one.
+records' topic, in words the tenant's shared records hold too, gets one.
 """
 
 from __future__ import annotations
@@ -79,6 +79,10 @@ def measure(out_dir: Path, quick: bool) -> dict:
     rng = random.Random(11)
     present, absent, records = _guess_sets(rng, total)
     with probe_world() as world:
+        # The topic is one the tenant writes about openly: the probe searches only by words its shared records hold.
+        world.ingest(world.a, [DocumentInput(external_id="budgets", title="Budget cycle",
+                                             body="Every team plans the budget of its projects, secret or not, in "
+                                                  "March; the robotics team presents in May.")])
         world.ingest(world.a, [
             DocumentInput(external_id=f"secret-{i}", title=f"Project {r['name'].upper()}",
                           body=(f"Project {r['name'].upper()} ({r['name']}) has a budget of {r['figure']} for the "

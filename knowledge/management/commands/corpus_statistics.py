@@ -13,7 +13,8 @@ from ...services.statistics import corpus_statistics_count
 
 
 class Command(BaseCommand):
-    help = "Count the word statistics BM25, the refusal gate and the hints weigh words by, per tenant."
+    help = ("Count the word statistics BM25, the refusal gate and the hints weigh words by, per tenant, over its "
+            "workspace-visible records.")
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", help="only this tenant (slug); default every tenant")
@@ -28,5 +29,5 @@ class Command(BaseCommand):
             found = list(tenants)
         for each in found:
             row = corpus_statistics_count(each.pk)
-            self.stdout.write(f"{each.slug}: {row.chunks} chunks ({row.sampled} counted), "
+            self.stdout.write(f"{each.slug}: {row.chunks} shared chunks ({row.sampled} counted), "
                               f"{len(row.lexemes)} words kept")
