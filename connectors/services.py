@@ -34,6 +34,7 @@ from knowledge.models import Source
 from .crypto import credentials_encrypt
 from .models import Connector, SyncRun
 from .sources import LIVE_KINDS, ConnectorError
+from .sources.egress import url_check
 from .sources.http import base_url_check
 
 _SPACE_KEY = re.compile(r"^~?[A-Za-z0-9_-]{1,255}$")
@@ -134,6 +135,7 @@ def _optional_clean(kind: str, raw: dict) -> dict:
 def _live_clean(kind: str, raw: dict) -> dict:
     try:
         base_url = base_url_check(raw.get("base_url"))
+        url_check(base_url)  # resolved now, for a clear 400; every sync connection is checked again
     except ConnectorError as exc:
         raise ValidationError(f"settings.{exc}") from exc
     cleaned = {"base_url": base_url}

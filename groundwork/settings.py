@@ -6,6 +6,7 @@ DJANGO_ENV=production there is no default secret key and the deploy checks pass.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -416,6 +417,16 @@ CONNECTORS_MAX_RUN_ERRORS = env_int("CONNECTORS_MAX_RUN_ERRORS", 100, minimum=1)
 CONNECTORS_BATCH_SIZE = env_int("CONNECTORS_BATCH_SIZE", 100, minimum=1)
 # Live API connectors (Confluence Cloud, GitHub): plain http base URLs only when allowed (local fakes, development).
 CONNECTORS_API_ALLOW_HTTP = env_bool("CONNECTORS_API_ALLOW_HTTP", False)
+# Live connectors connect to public addresses only (connectors/sources/egress.py). The exceptions, for servers on
+# a private network (an on-premises Confluence or GitHub Enterprise): host names ("wiki.corp.example"; a leading
+# dot, ".corp.example", admits the domain and its subdomains) and networks or addresses ("10.20.0.0/16").
+CONNECTOR_ALLOWED_HOSTS = env_list("CONNECTOR_ALLOWED_HOSTS", [])
+for _entry in CONNECTOR_ALLOWED_HOSTS:
+    if "/" in _entry:
+        try:
+            ipaddress.ip_network(_entry.strip("[]"), strict=False)
+        except ValueError as _exc:
+            raise ImproperlyConfigured(f"CONNECTOR_ALLOWED_HOSTS: {_entry!r} is not a network ({_exc})") from None
 # A rate-limited request waits what the server asks, up to this many seconds per wait, this many times; a longer
 # wait fails the run (the next one resumes) instead of holding a worker.
 CONNECTORS_API_MAX_WAIT_S = env_int("CONNECTORS_API_MAX_WAIT_S", 120, minimum=1)

@@ -25,6 +25,8 @@ CEILINGS = {
     "rls_leaks": 0,
     "lost_tasks": 0,
     "duplicated_tasks": 0,
+    "ssrf_reached": 0,
+    "ssrf_port_oracle": 0,
 }
 
 
