@@ -400,6 +400,18 @@ def test_adding_a_user_never_tells_a_tenant_admin_which_usernames_exist(world, t
     assert world.member.username == "member"
 
 
+def test_the_invitation_is_sent_again_only_for_the_admins_own_accounts(world, tenant_admin, mailoutbox,
+                                                                        django_capture_on_commit_callbacks):
+    dual = User.objects.create_user("dual", "dual@example.test", None)
+    membership_set(user=dual, tenant=world.acme, role="member")
+    membership_set(user=dual, tenant=world.globex, role="member")  # not all theirs
+    with django_capture_on_commit_callbacks(execute=True):
+        response = tenant_admin.post(_url(User, "changelist"), {"action": "invite_again",
+                                                                "_selected_action": [world.member.pk, dual.pk]})
+    assert response.status_code == 302
+    assert [mail.to for mail in mailoutbox] == [["member@example.test"]]
+
+
 def test_the_operator_still_names_usernames(world, operator):
     page = operator.get(_url(User, "add"))
     assert "username" in page.context["adminform"].form.fields
