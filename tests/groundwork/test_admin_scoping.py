@@ -8,6 +8,7 @@ fails `test_every_registered_admin_is_seeded`, so a new admin cannot escape thes
 from __future__ import annotations
 
 import importlib
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -523,3 +524,22 @@ def test_the_apps_name_the_tenant_path_of_their_models_without_an_admin():
 
     paths = [tenant_path_for(model) for model in (Chunk, AccessClass, DocumentAcl, SourceAcl, ClaimEvidence)]
     assert paths == ["tenant", "tenant", "document__tenant", "source__tenant", "claim__tenant"]
+
+
+def test_view_on_site_answers_the_same_for_missing_and_forbidden_objects(world, tenant_admin, settings):
+    """`/admin/r/<content type>/<id>/` told "doesn't exist" from "has no URL" for any row of any table, so a
+    tenant admin learnt which platform-wide ids exist. Now: one 404, whatever the object, in DEBUG or not."""
+    from django.contrib.contenttypes.models import ContentType
+
+    operator = User.objects.create_superuser("root", "root@example.test", None)
+    user_ct, tenant_ct = (ContentType.objects.get_for_model(m).pk for m in (User, Tenant))
+    probes = [(user_ct, operator.pk), (user_ct, world.outsider.pk), (user_ct, world.member.pk), (user_ct, 987654),
+              (tenant_ct, world.globex.pk), (tenant_ct, 987654), (987654, 1), (user_ct, "not-an-id")]
+    for debug in (False, True):
+        settings.DEBUG = debug
+        answers = set()
+        for ct, object_id in probes:
+            response = tenant_admin.get(f"/admin/r/{ct}/{object_id}/")
+            page = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", response.content.decode())
+            answers.add((response.status_code, page.replace(f"r/{ct}/{object_id}/", "")))
+        assert len(answers) == 1 and next(iter(answers))[0] == 404, answers
