@@ -27,6 +27,7 @@ CEILINGS = {
     "duplicated_tasks": 0,
     "ssrf_reached": 0,
     "ssrf_port_oracle": 0,
+    "existence_oracles": 0,
 }
 
 
