@@ -59,7 +59,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
+    # Outermost, so it sees every answer, the ones Django makes of errors raised anywhere below included: errors
+    # under /api/ are JSON whatever DEBUG says.
+    "groundwork.middleware.ApiErrorsJsonMiddleware",
+    # Then every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
     "groundwork.middleware.DatabaseScopeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the query string: too many parameters is a 400, not a 500 on the second read.
