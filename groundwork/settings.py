@@ -1,7 +1,9 @@
 """Groundwork settings: one file, every value from the environment through the typed helpers in env.py.
 
 Local defaults work on a fresh machine (embedded PostgreSQL, inline Celery, offline embedder). With
-DJANGO_ENV=production there is no default secret key and the deploy checks pass.
+DJANGO_ENV=production (the default of the production server, groundwork/gunicorn_config.py) DEBUG is off, cookies
+are secure, the secret key is DJANGO_SECRET_KEY or one generated once into var/secret_key, and the deploy checks
+pass.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .connection_budget import connection_budget
 from .dburl import database_config
-from .env import env_bool, env_float, env_int, env_list, env_str
+from .env import env_bool, env_float, env_int, env_list, env_str, secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GROUNDWORK_VAR_DIR", str(BASE_DIR / "var")))
@@ -24,16 +26,20 @@ PRODUCTION = DJANGO_ENV == "production"
 
 _secret = env_str("DJANGO_SECRET_KEY")
 if _secret is None:
-    if PRODUCTION:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
-    _secret = "dev-only-insecure-key-never-used-in-production-5b1c0e8a"
+    # Production without DJANGO_SECRET_KEY keeps a generated one in var/secret_key (owner-only), so sessions, reset
+    # links and the connectors' credentials key stay valid across restarts and are shared by every process.
+    _secret = secret_file(VAR_DIR / "secret_key") if PRODUCTION else \
+        "dev-only-insecure-key-never-used-in-production-5b1c0e8a"
 SECRET_KEY = _secret
 # Production never shows Django's debug pages (they print settings and local variables): asking for them there
 # is a start-up error, not a silent override.
 DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
 if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production")
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
+# Production answers only the loopback names unless told its own (DJANGO_ALLOWED_HOSTS): a TLS proxy in front on
+# this machine works as it is; any other Host is refused (it would go into reset links).
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if PRODUCTION
+                         else ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -355,6 +361,7 @@ SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=300)  # se
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers check the backend over plain http
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
