@@ -241,6 +241,11 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Groundwork <no-reply@localhost>")
 SERVER_EMAIL = env_str("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
 PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 3600, minimum=300)  # seconds a reset link works
+# Reset e-mails asked for one address, and by one client address, per window (groundwork/throttling.py); over
+# either, the form answers 429 with when to try again.
+PASSWORD_RESET_PER_ADDRESS = env_int("PASSWORD_RESET_PER_ADDRESS", 3, minimum=1)
+PASSWORD_RESET_PER_CLIENT = env_int("PASSWORD_RESET_PER_CLIENT", 10, minimum=1)
+PASSWORD_RESET_THROTTLE_WINDOW_S = env_int("PASSWORD_RESET_THROTTLE_WINDOW_S", 3600, minimum=1)
 
 # --- Celery: real workers when a broker is configured, inline otherwise ----------------------------
 _broker_url = env_str("CELERY_BROKER_URL")
