@@ -241,3 +241,12 @@ def test_every_spelling_of_an_internal_ipv4_address_is_refused(value):
         with pytest.raises(EgressRefused):
             host_check(spelling)
     assert address_refusal(address) is not None
+
+
+def test_changing_only_credentials_does_not_resolve_the_stored_host_again(world, wiki, live):
+    with simulated_network(names={"api.public.test": [[PUBLIC]]}):
+        assert _put(world, wiki, "https://api.public.test").status_code == 200
+    # The name does not resolve now (no network here): new credentials are still taken.
+    response = world.client(world.admin).put(reverse("api:source-connector", kwargs={"source_id": wiki.pk}),
+                                             {"credentials": {"token": "rotated"}}, format="json")
+    assert response.status_code == 200, response.content
