@@ -42,7 +42,9 @@ serve: venv
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # The production way: gunicorn's threaded workers, one bounded connection pool per worker (settings, README
-# "Running in production"). Static files are collected into var/static for the front proxy to serve.
+# "Running in production"). Static files are collected into var/static for the front proxy to serve. The server
+# is DJANGO_ENV=production unless told otherwise (groundwork/gunicorn_config.py): DEBUG off, secure cookies, HTTPS
+# redirect, and a secret key generated once into var/secret_key when DJANGO_SECRET_KEY is unset.
 serve-prod: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	WEB_BIND=$${WEB_BIND:-$(HOST):$(PORT)} $(BIN)/gunicorn -c python:groundwork.gunicorn_config

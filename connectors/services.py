@@ -34,6 +34,7 @@ from knowledge.models import Source
 from .crypto import credentials_encrypt
 from .models import Connector, SyncRun
 from .sources import LIVE_KINDS, ConnectorError
+from .sources.egress import url_check
 from .sources.http import base_url_check
 
 _SPACE_KEY = re.compile(r"^~?[A-Za-z0-9_-]{1,255}$")
@@ -131,9 +132,11 @@ def _optional_clean(kind: str, raw: dict) -> dict:
     return cleaned
 
 
-def _live_clean(kind: str, raw: dict) -> dict:
+def _live_clean(kind: str, raw: dict, *, resolve: bool) -> dict:
     try:
         base_url = base_url_check(raw.get("base_url"))
+        if resolve:
+            url_check(base_url)  # resolved now, for a clear 400; every sync connection is checked again
     except ConnectorError as exc:
         raise ValidationError(f"settings.{exc}") from exc
     cleaned = {"base_url": base_url}
@@ -147,8 +150,10 @@ def _live_clean(kind: str, raw: dict) -> dict:
     return cleaned
 
 
-def connector_settings_clean(kind: str, raw) -> dict:
-    """Valid settings for a connector of `kind` (the service and the admin form check the same way)."""
+def connector_settings_clean(kind: str, raw, *, resolve: bool = True) -> dict:
+    """Valid settings for a connector of `kind` (the service and the admin form check the same way). `resolve`
+    False skips the DNS lookup of a live base_url (settings kept as stored: changing only the credentials or the
+    schedule must not fail on a name that does not resolve this minute; the sync checks it anyway)."""
     if kind not in Connector.Kind.values:
         raise ValidationError(f"unknown connector kind {kind!r}; use one of {', '.join(Connector.Kind.values)}")
     if not isinstance(raw, dict):
@@ -159,7 +164,7 @@ def connector_settings_clean(kind: str, raw) -> dict:
         raise ValidationError(f"settings: {exc.detail}") from exc
     if kind == Connector.Kind.SLACK_API:
         return _slack_api_clean(raw)
-    cleaned = _live_clean(kind, raw) if kind in LIVE_KINDS else {"path": _path_clean(raw)}
+    cleaned = _live_clean(kind, raw, resolve=resolve) if kind in LIVE_KINDS else {"path": _path_clean(raw)}
     workspace = _workspace_url(raw)  # checked for every kind; kept for the export kinds (Slack message links)
     if kind not in LIVE_KINDS:
         cleaned.update(workspace)
@@ -207,7 +212,8 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
                 raise ValidationError("a new connector needs a kind and settings")
             connector = Connector(tenant_id=source.tenant_id, source=source, kind=kind)
         new_kind = connector.kind if kind is KEEP else kind
-        new_settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings)
+        new_settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings,
+                                                resolve=settings is not KEEP)
         if new_kind != connector.kind or new_settings != connector.settings:
             connector.sync_state = {}  # another place or way to read: the next content run reads everything
         connector.settings = new_settings

@@ -83,19 +83,19 @@ def _messages(exc: Exception) -> str:
 
 
 def _ingest(authority, source, batch: list[DocumentInput], tally: Tally) -> None:
+    """Ingest a batch; a refused item is recorded on the run with its reason and the others go on, whether it
+    came in a batch of many or alone (the last batch of a run, a batch size of 1)."""
     if not batch:
         return
     try:
         results = documents_ingest(authority=authority, source=source, items=batch)
-    except _ITEM_ERRORS:
+    except _ITEM_ERRORS as exc:
         if len(batch) == 1:
-            raise
+            tally.fail(batch[0].external_id, _messages(exc))
+            return
         # One bad item in the batch: the batch rolled back; ingest item by item so only that one is lost.
         for item in batch:
-            try:
-                _ingest(authority, source, [item], tally)
-            except _ITEM_ERRORS as exc:
-                tally.fail(item.external_id, _messages(exc))
+            _ingest(authority, source, [item], tally)
         return
     for result in results:
         tally.add(_STATUS[result.status])

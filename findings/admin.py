@@ -386,17 +386,13 @@ class ReviewItemAdmin(ReviewItemClaimsAdmin, TenantScopedAdmin, admin.ModelAdmin
                     "tenant", "created_at")
     list_filter = ("state", "tenant", "reason")
     list_select_related = ("claim", "similar_claim", "tenant")
-    fields = readonly_fields = ("claim_shown", "similar_claim_shown", "similarity", "reason", "state", "tenant",
-                                "created_at")
+    fields = readonly_fields = ("claim_shown", "similar_claim_shown", "similarity_shown", "reason", "state",
+                                "tenant", "created_at")
     actions = ["approve", "reject"]
 
     @admin.display(description="claim valid")
     def claim_valid(self, obj: ReviewItem) -> str:
         return range_label(obj.claim.valid)
-
-    @admin.display(description="similarity", ordering="similarity")
-    def similarity_shown(self, obj: ReviewItem) -> str:
-        return f"{obj.similarity:.2f}"
 
     def has_add_permission(self, request) -> bool:
         return False

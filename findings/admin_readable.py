@@ -106,21 +106,35 @@ class EvidenceQuoteInline:
 
 
 class ReviewItemClaimsAdmin:
-    """Mix into ReviewItemAdmin before TenantScopedAdmin; show `claim_shown` and `similar_claim_shown`."""
+    """Mix into ReviewItemAdmin before TenantScopedAdmin; show `claim_shown`, `similar_claim_shown` and
+    `similarity_shown`.
+
+    The queue never pairs with, or shows, a claim the admin cannot read: an item whose claim is hidden is not in
+    their queue at all (its page answers like a missing one), and a readable claim whose similar claim is hidden
+    shows neither that claim nor the similarity — as an item whose similar claim is gone does. A pair shown
+    beside a hidden claim told what the hidden one was about ("KR-1104 — Assignee: Rafael Costa (0.90)")."""
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_claim_readable=claim_readable(request, "claim_id"),
-                                                      _similar_readable=claim_readable(request, "similar_claim_id"))
+        return super().get_queryset(request).annotate(
+            _claim_readable=claim_readable(request, "claim_id"),
+            _similar_readable=claim_readable(request, "similar_claim_id")).filter(_claim_readable=True)
 
     @admin.display(description="claim", ordering="claim_id")
     def claim_shown(self, obj) -> str:
         return str(obj.claim) if getattr(obj, "_claim_readable", False) else CLAIM_HIDDEN
 
-    @admin.display(description="similar claim", ordering="similar_claim_id")
+    @staticmethod
+    def _pair_shown(obj) -> bool:
+        return obj.similar_claim_id is not None and getattr(obj, "_similar_readable", False)
+
+    @admin.display(description="similar claim")
     def similar_claim_shown(self, obj) -> str:
-        if obj.similar_claim_id is None:
-            return "—"
-        return str(obj.similar_claim) if getattr(obj, "_similar_readable", False) else CLAIM_HIDDEN
+        return str(obj.similar_claim) if self._pair_shown(obj) else "—"
+
+    @admin.display(description="similarity")
+    def similarity_shown(self, obj) -> str:
+        # Not sortable: an order by similarity would place the hidden pairs by their value.
+        return f"{obj.similarity:.2f}" if self._pair_shown(obj) else "—"
 
 
 # --- entities: a name read from records is as readable as the claims about it ----------------------------------

@@ -237,7 +237,8 @@ class ReviewItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["claim"], name="findings_review_one_per_claim")]
 
     def __str__(self) -> str:
-        return f"review claim {self.claim_id} ({self.similarity:.2f})"
+        # Not the similarity: the admin names an item by str() (titles, history), also where the pair is hidden.
+        return f"review of claim {self.claim_id}"
 
 
 class ProjectionQuality(models.Model):

@@ -5,6 +5,7 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.forms.models import BaseInlineFormSet
 from django.template.response import TemplateResponse
 from django.utils import timezone
@@ -25,6 +26,8 @@ from .services import (
     api_key_issue,
     api_key_revoke,
     group_member_check,
+    member_invitation_send,
+    member_invite,
     membership_remove,
     membership_set,
     principal_normalise,
@@ -344,6 +347,40 @@ class MemberCreationForm(AdminUserCreationForm):
         self.fields["tenant"].required = self.tenant_required
 
 
+class MemberInviteForm(forms.ModelForm):
+    """A tenant admin's "Add user": the person is named by their e-mail address, gets a generated username and an
+    e-mail inviting them to choose a password. A tenant admin never picks a username: a taken one was refused
+    ("A user with that username already exists"), which told them the usernames of other tenants' users and of
+    the platform operators."""
+
+    email = forms.EmailField(help_text="The new member's address: the invitation goes there.")
+    tenant = forms.ModelChoiceField(queryset=Tenant.objects.none(), help_text="The tenant the new member joins.")
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial=Membership.Role.MEMBER)
+
+    tenant_queryset = Tenant.objects.none()
+
+    class Meta:
+        model = User
+        fields = ("email",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tenant"].queryset = self.tenant_queryset
+
+    def clean(self):
+        cleaned = super().clean()
+        email, tenant = cleaned.get("email"), cleaned.get("tenant")
+        # Asked only of the tenant the admin administers (the form's choices): their own members.
+        if email and tenant and Membership.objects.filter(tenant=tenant, user__email__iexact=email).exists():
+            self.add_error("email", f"{email} is a member of {tenant.name} already.")
+        return cleaned
+
+    def save(self, commit=True):
+        # member_invite creates the account and its membership in one step (save_model); nothing to save here.
+        self.save_m2m = lambda: None
+        return self.instance
+
+
 @admin.register(User)
 class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
     """A tenant admin sees the members of the tenants they administer. They may edit an account only when they
@@ -370,18 +407,72 @@ class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
         ("Membership", {"fields": ("tenant", "role")}),
     )
 
+    invite_fieldsets = ((None, {"fields": ("email", "tenant", "role")}),)
+    actions = ["invite_again"]
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None and request_tenant_ids(request) is not None:
+            return self.invite_fieldsets
+        fieldsets = super().get_fieldsets(request, obj)
+        return fieldsets if is_platform_operator(request.user) else _without_privileges(fieldsets)
+
+    def get_readonly_fields(self, request, obj=None):
+        shown = super().get_readonly_fields(request, obj)
+        # A rename to a taken username is refused: a tenant admin would learn the names of other tenants' accounts.
+        return shown if is_platform_operator(request.user) else (*shown, "username")
+
     def get_form(self, request, obj=None, **kwargs):
+        ids = request_tenant_ids(request)
+        if obj is None and ids is not None:
+            kwargs["form"] = MemberInviteForm
         form = super().get_form(request, obj, **kwargs)
         if obj is None:
-            ids = request_tenant_ids(request)
             tenants = Tenant.objects.all() if ids is None else Tenant.objects.filter(pk__in=ids)
             form = type(form.__name__, (form,), {"tenant_queryset": tenants, "tenant_required": ids is not None})
         return form
 
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        response = super().render_change_form(request, context, add, change, form_url, obj)
+        if add and request_tenant_ids(request) is not None:
+            response.template_name = ["admin/change_form.html"]  # not "enter a username and password"
+        return response
+
     def save_model(self, request, obj, form, change):
+        if not change and isinstance(form, MemberInviteForm):
+            tenant = form.cleaned_data["tenant"]
+            try:
+                invited = member_invite(tenant=tenant, email=form.cleaned_data["email"],
+                                        role=form.cleaned_data["role"])
+            except ValidationError as exc:
+                raise forms.ValidationError(exc.messages) from exc
+            obj.pk, obj._state.adding, obj.username = invited.pk, False, invited.username
+            self._invitation_send(request, invited, tenant)
+            return
         super().save_model(request, obj, form, change)
         if not change and form.cleaned_data.get("tenant") is not None:
             membership_set(user=obj, tenant=form.cleaned_data["tenant"], role=form.cleaned_data["role"])
+
+    def _invitation_send(self, request, user, tenant) -> None:
+        site_url = request.build_absolute_uri("/")
+        transaction.on_commit(lambda: member_invitation_send(user=user, tenant=tenant, site_url=site_url),
+                              robust=True)  # a mail server that is down must not undo the account
+        self.message_user(request, f"An invitation to choose a password goes to {user.email}.", messages.SUCCESS)
+
+    @admin.action(description="Send the invitation (choose a password) again", permissions=["change"])
+    def invite_again(self, request, queryset) -> None:
+        sent = 0
+        ids = request_tenant_ids(request)
+        for user in queryset.filter(is_active=True).exclude(email=""):
+            if not self._account_is_theirs(request, user):
+                continue
+            tenant = Tenant.objects.filter(memberships__user=user, **({} if ids is None else {"pk__in": ids})) \
+                .order_by("name").first()
+            if tenant is not None:
+                self._invitation_send(request, user, tenant)
+                sent += 1
+        if not sent:
+            self.message_user(request, "No invitation sent: the selected accounts are not yours to invite, or "
+                                       "have no e-mail address.", messages.WARNING)
 
     def has_view_permission(self, request, obj=None) -> bool:
         # Any member of one of their tenants may be looked at (a colleague in a tenant they run); only editing
@@ -396,10 +487,6 @@ class TenantUserAdmin(TenantScopedAdmin, UserAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return super().has_delete_permission(request, obj) and self._account_is_theirs(request, obj)
-
-    def get_fieldsets(self, request, obj=None):
-        fieldsets = super().get_fieldsets(request, obj)
-        return fieldsets if is_platform_operator(request.user) else _without_privileges(fieldsets)
 
     def get_list_display(self, request):
         shown = super().get_list_display(request)

@@ -30,11 +30,14 @@ from django.contrib import admin
 from django.contrib.admin.filters import RelatedFieldListFilter, RelatedOnlyFieldListFilter
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.utils import get_fields_from_path
+from django.contrib.admin.utils import get_fields_from_path, unquote
 from django.contrib.admin.views.autocomplete import AutocompleteJsonView
 from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import Model, QuerySet
+from django.http import Http404, HttpResponseRedirect
+from django.urls import path
 
 from .authority import Authority
 from .models import Membership, Principal, Tenant
@@ -363,6 +366,30 @@ class TenantAdminSite(admin.AdminSite):
 
     def autocomplete_view(self, request):
         return LabelledAutocompleteJsonView.as_view(admin_site=self)(request)
+
+    def get_urls(self):
+        urls = super().get_urls()
+        # "View on site" (`/admin/r/<content type>/<id>/`): Django's view fetches any object of any model and
+        # tells "doesn't exist" from "has no URL", which told a tenant admin which ids of the platform-wide
+        # tables (users, tenants) exist. Ours answers through the model's own admin, in the admin's scope.
+        return [path("r/<int:content_type_id>/<path:object_id>/", self.admin_view(self.object_on_site),
+                     name="view_on_site") if getattr(url, "name", None) == "view_on_site" else url for url in urls]
+
+    def object_on_site(self, request, content_type_id: int, object_id: str):
+        """A redirect to the object's page when the request's user may view the object in this admin and it has
+        one; the same 404 for every other case — missing, out of their scope, no admin, no page."""
+        try:
+            model = ContentType.objects.get_for_id(content_type_id).model_class()
+        except ContentType.DoesNotExist:
+            model = None
+        model_admin = self._registry.get(model)
+        obj = None
+        if model_admin is not None and model_admin.has_view_or_change_permission(request):
+            obj = model_admin.get_object(request, unquote(object_id))
+        url = getattr(obj, "get_absolute_url", None)
+        if obj is None or url is None or not model_admin.has_view_or_change_permission(request, obj):
+            raise Http404("Not found.")
+        return HttpResponseRedirect(url())
 
 
 def verbose_names_set(model: type[Model], singular: str, plural: str) -> None:

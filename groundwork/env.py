@@ -7,6 +7,10 @@ that names the variable, never a silent fallback.
 from __future__ import annotations
 
 import os
+import secrets
+import stat
+import tempfile
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -59,3 +63,28 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None or value.strip() == "":
         return list(default)
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def secret_file(path: Path) -> str:
+    """The secret kept in `path`, made on first use: random, written owner-only (0600) and atomically, so that of
+    several processes starting at once (gunicorn's workers) the first one's key is everyone's. A file that other
+    users may read, or that another user owns, is refused: whoever reads the key can forge sessions."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # created 0600
+        try:
+            with os.fdopen(handle, "w") as out:
+                out.write(secrets.token_urlsafe(50))
+            os.link(temporary, path)  # fails when another process made it first: theirs is kept
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+    info = path.stat()
+    if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        raise ImproperlyConfigured(f"{path} holds the secret key: it must belong to this user and be readable by "
+                                   f"no one else (chmod 600 {path})")
+    key = path.read_text().strip()
+    if len(key) < 50:
+        raise ImproperlyConfigured(f"{path} holds no usable secret key (at least 50 characters)")
+    return key

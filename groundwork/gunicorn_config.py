@@ -28,6 +28,9 @@ logger = logging.getLogger("groundwork.gunicorn")
 # otherwise.
 os.environ.setdefault("DATABASE_POOL", "true")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundwork.settings")
+# The production server is production unless told otherwise (DJANGO_ENV=development): DEBUG off (no tracebacks,
+# API errors as JSON), secure cookies, HTTPS redirect and HSTS, no default secret key in code.
+os.environ.setdefault("DJANGO_ENV", "production")
 
 _budget = connection_budget()
 

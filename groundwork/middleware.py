@@ -1,5 +1,6 @@
-"""Two middlewares: a query string too big to parse is refused before anything reads it, and every HTML page
-the product renders gets a strict Content-Security-Policy.
+"""Middlewares: a query string too big to parse is refused before anything reads it, every error under the API's
+paths is JSON (ApiErrorsJsonMiddleware), and every HTML page the product renders gets a strict
+Content-Security-Policy.
 
 The pages load scripts and styles only from our own static files (no inline <script>, <style> or style=""),
 so the policy can forbid everything else: a hostile record shown in a page cannot run code, load a remote
@@ -75,6 +76,46 @@ class _SyncAndAsyncMiddleware:
         self.get_response = get_response
         if iscoroutinefunction(self.get_response):
             markcoroutinefunction(self)
+
+
+# What an API error says when the answer was not the API's own (an unrouted path, another view's refusal, Django's
+# DEBUG pages): the words DRF and groundwork.pages use for the same statuses.
+_API_ERROR_DETAIL = {400: "Bad request.", 401: "Authentication credentials were not provided.",
+                     403: "You do not have permission to perform this action.", 404: "Not found.",
+                     413: "Request body too large.", 500: "Something went wrong on our side."}
+# Headers an error answer needs to be acted on; kept when its body is replaced.
+_KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
+
+
+class ApiErrorsJsonMiddleware(_SyncAndAsyncMiddleware):
+    """Every error answer under the API's paths is JSON `{"detail": …}`, with DEBUG on as with it off: Django's
+    debug pages (the URL list of a 404, the traceback of a 500) and the HTML refusals of views that are not the
+    API's reached API clients as HTML — and a production server started with DEBUG on showed them tracebacks."""
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self._apply(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self._apply(request, await self.get_response(request))
+
+    @staticmethod
+    def _apply(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if response.status_code < 400 or getattr(response, "streaming", False) or not API_PATH.match(request.path):
+            return response
+        # Pages and plain text only: an API answer in another format it offers (the schema's YAML) is the API's.
+        content_type = response.get("Content-Type", "")
+        if content_type and not content_type.startswith(("text/html", "text/plain")):
+            return response
+        status = response.status_code
+        detail = f'Method "{request.method}" not allowed.' if status == 405 else _API_ERROR_DETAIL.get(
+            status, f"{response.reason_phrase}.")
+        replaced = JsonResponse({"detail": detail}, status=status)
+        for name in _KEPT_HEADERS:
+            if name in response:
+                replaced[name] = response[name]
+        return replaced
 
 
 class QueryStringLimitMiddleware(_SyncAndAsyncMiddleware):

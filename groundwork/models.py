@@ -195,3 +195,20 @@ class ApiKeyUse(models.Model):
 
     def __str__(self) -> str:
         return f"{self.api_key_id} @ {self.used_at:%Y-%m-%d %H:%M}"
+
+
+class ThrottleBucket(models.Model):
+    """Requests counted in a fixed window under one key (groundwork/throttling.py: password-reset e-mails per
+    address and per client). `key` is a keyed hash of what is counted: no e-mail address or client address is
+    stored. A platform-wide table (no tenant): nobody reads it but the throttle."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    window_start = models.DateTimeField()
+    hits = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "platform_throttle_bucket"
+        indexes = [models.Index(fields=["window_start"], name="platform_throttle_window")]
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]}…: {self.hits} since {self.window_start:%Y-%m-%d %H:%M}"

@@ -18,10 +18,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from rest_framework.exceptions import ParseError
 
 from .models import GroupMembership, Principal, Tenant
+from .parsers import json_check
 from .services import principal_ensure, principal_normalise, provider_group_key, provider_group_members_set
 
 MAX_GROUPS = 10_000
@@ -76,8 +79,14 @@ def scim_parse(raw: bytes | str) -> tuple[list[ScimGroup], list[str]]:
     """(groups, skipped members) of a SCIM file; raises ScimInvalid naming the first problem."""
     try:
         data = json.loads(raw)
+    except RecursionError as exc:  # the decoder recurses per level: a deep file was a 500
+        raise ScimInvalid(f"the file's JSON nests deeper than {settings.API_MAX_JSON_DEPTH} levels") from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise ScimInvalid("the file is not JSON") from exc
+    try:  # what the API's JSON parser refuses: too deep, NUL characters, integers beyond bigint
+        json_check(data, max_depth=settings.API_MAX_JSON_DEPTH)
+    except ParseError as exc:
+        raise ScimInvalid(f"the file's JSON is refused: {exc.detail}") from exc
     if isinstance(data, dict) and "Resources" not in data and "displayName" in data:
         data = {"Resources": [data]}
     resources = data.get("Resources") if isinstance(data, dict) else None

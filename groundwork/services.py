@@ -10,9 +10,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from .models import ApiKey, ApiKeyUse, GroupMembership, Membership, Principal, Tenant
 
@@ -163,6 +169,46 @@ def membership_remove(*, membership: Membership) -> None:
     user = membership.user
     Membership.objects.filter(pk=membership.pk).delete()
     user_staff_sync(user=user)
+
+
+_USERNAME_UNSAFE = re.compile(r"[^a-z0-9.+_-]+")
+
+
+def username_generate(email: str) -> str:
+    """A fresh sign-in name for a person invited by e-mail: the address's local part and a random suffix
+    ("dana.li-7f3k2q"). Random, so it never depends on which names other accounts hold."""
+    User = get_user_model()
+    local = _USERNAME_UNSAFE.sub("-", email.partition("@")[0].lower()).strip("-.") or "member"
+    while True:
+        username = f"{local[:40]}-{secrets.token_hex(3)}"
+        if not User.objects.filter(username__iexact=username).exists():
+            return username
+
+
+@transaction.atomic
+def member_invite(*, tenant: Tenant, email: str, role: str = Membership.Role.MEMBER):
+    """A new account for the person at `email`, a member of `tenant` with `role`, with a generated username and
+    no usable password (member_invitation_send lets them choose one). Always a new account: another tenant's
+    account with the same address is neither found nor told of (OIDC sign-in matches only an account the
+    tenant holds, groundwork/oidc.py)."""
+    User = get_user_model()
+    email = User.objects.normalize_email(email.strip())
+    if Membership.objects.filter(tenant=tenant, user__email__iexact=email).exists():
+        raise ValidationError(f"{email} is a member of {tenant.name} already")
+    user = User.objects.create_user(username_generate(email), email=email, password=None)
+    membership_set(user=user, tenant=tenant, role=role)
+    return user
+
+
+def member_invitation_send(*, user, tenant: Tenant, site_url: str) -> None:
+    """E-mail the invited person their username and a link to choose a password (the password-reset link,
+    valid PASSWORD_RESET_TIMEOUT)."""
+    link = site_url.rstrip("/") + reverse("password_reset_confirm", kwargs={
+        "uidb64": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user)})
+    context = {"user": user, "tenant": tenant, "link": link}
+    send_mail(subject=f"You were invited to {tenant.name} on Groundwork",
+              message=render_to_string("registration/invitation_email.txt", context),
+              from_email=None, recipient_list=[user.email])
 
 
 def tenant_delete(*, tenant: Tenant) -> None:

@@ -1,11 +1,14 @@
 """Groundwork settings: one file, every value from the environment through the typed helpers in env.py.
 
 Local defaults work on a fresh machine (embedded PostgreSQL, inline Celery, offline embedder). With
-DJANGO_ENV=production there is no default secret key and the deploy checks pass.
+DJANGO_ENV=production (the default of the production server, groundwork/gunicorn_config.py) DEBUG is off, cookies
+are secure, the secret key is DJANGO_SECRET_KEY or one generated once into var/secret_key, and the deploy checks
+pass.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .connection_budget import connection_budget
 from .dburl import database_config
-from .env import env_bool, env_float, env_int, env_list, env_str
+from .env import env_bool, env_float, env_int, env_list, env_str, secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("GROUNDWORK_VAR_DIR", str(BASE_DIR / "var")))
@@ -23,16 +26,20 @@ PRODUCTION = DJANGO_ENV == "production"
 
 _secret = env_str("DJANGO_SECRET_KEY")
 if _secret is None:
-    if PRODUCTION:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_ENV=production")
-    _secret = "dev-only-insecure-key-never-used-in-production-5b1c0e8a"
+    # Production without DJANGO_SECRET_KEY keeps a generated one in var/secret_key (owner-only), so sessions, reset
+    # links and the connectors' credentials key stay valid across restarts and are shared by every process.
+    _secret = secret_file(VAR_DIR / "secret_key") if PRODUCTION else \
+        "dev-only-insecure-key-never-used-in-production-5b1c0e8a"
 SECRET_KEY = _secret
 # Production never shows Django's debug pages (they print settings and local variables): asking for them there
 # is a start-up error, not a silent override.
 DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
 if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production")
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
+# Production answers only the loopback names unless told its own (DJANGO_ALLOWED_HOSTS): a TLS proxy in front on
+# this machine works as it is; any other Host is refused (it would go into reset links).
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if PRODUCTION
+                         else ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -58,7 +65,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
+    # Outermost, so it sees every answer, the ones Django makes of errors raised anywhere below included: errors
+    # under /api/ are JSON whatever DEBUG says.
+    "groundwork.middleware.ApiErrorsJsonMiddleware",
+    # Then every request starts with no database scope; authentication names the tenant (groundwork/rls.py).
     "groundwork.middleware.DatabaseScopeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before anything reads the query string: too many parameters is a 400, not a 500 on the second read.
@@ -231,6 +241,11 @@ EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Groundwork <no-reply@localhost>")
 SERVER_EMAIL = env_str("SERVER_EMAIL", DEFAULT_FROM_EMAIL)
 PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 3600, minimum=300)  # seconds a reset link works
+# Reset e-mails asked for one address, and by one client address, per window (groundwork/throttling.py); over
+# either, the form answers 429 with when to try again.
+PASSWORD_RESET_PER_ADDRESS = env_int("PASSWORD_RESET_PER_ADDRESS", 3, minimum=1)
+PASSWORD_RESET_PER_CLIENT = env_int("PASSWORD_RESET_PER_CLIENT", 10, minimum=1)
+PASSWORD_RESET_THROTTLE_WINDOW_S = env_int("PASSWORD_RESET_THROTTLE_WINDOW_S", 3600, minimum=1)
 
 # --- Celery: real workers when a broker is configured, inline otherwise ----------------------------
 _broker_url = env_str("CELERY_BROKER_URL")
@@ -351,6 +366,7 @@ SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600, minimum=300)  # se
 SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers check the backend over plain http
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
@@ -416,6 +432,16 @@ CONNECTORS_MAX_RUN_ERRORS = env_int("CONNECTORS_MAX_RUN_ERRORS", 100, minimum=1)
 CONNECTORS_BATCH_SIZE = env_int("CONNECTORS_BATCH_SIZE", 100, minimum=1)
 # Live API connectors (Confluence Cloud, GitHub): plain http base URLs only when allowed (local fakes, development).
 CONNECTORS_API_ALLOW_HTTP = env_bool("CONNECTORS_API_ALLOW_HTTP", False)
+# Live connectors connect to public addresses only (connectors/sources/egress.py). The exceptions, for servers on
+# a private network (an on-premises Confluence or GitHub Enterprise): host names ("wiki.corp.example"; a leading
+# dot, ".corp.example", admits the domain and its subdomains) and networks or addresses ("10.20.0.0/16").
+CONNECTOR_ALLOWED_HOSTS = env_list("CONNECTOR_ALLOWED_HOSTS", [])
+for _entry in CONNECTOR_ALLOWED_HOSTS:
+    if "/" in _entry:
+        try:
+            ipaddress.ip_network(_entry.strip("[]"), strict=False)
+        except ValueError as _exc:
+            raise ImproperlyConfigured(f"CONNECTOR_ALLOWED_HOSTS: {_entry!r} is not a network ({_exc})") from None
 # A rate-limited request waits what the server asks, up to this many seconds per wait, this many times; a longer
 # wait fails the run (the next one resumes) instead of holding a worker.
 CONNECTORS_API_MAX_WAIT_S = env_int("CONNECTORS_API_MAX_WAIT_S", 120, minimum=1)

@@ -199,3 +199,29 @@ def prepared_cursor() -> Iterator:
         cursor = connection._prepare_cursor(_PreparingCursor(connection.connection))
     with cursor:
         yield cursor
+
+
+# One request counted under a key, in a fixed window, by one statement: the conflicting row is locked, so
+# concurrent requests count exactly (a read-then-write would let a burst through). Windows older than two
+# lengths are removed first: the table holds only what is still being counted.
+_THROTTLE_PRUNE = sql.SQL("DELETE FROM platform_throttle_bucket WHERE window_start < now() - 2 * %(window)s::interval")
+_THROTTLE_HIT = sql.SQL(
+    """
+    INSERT INTO platform_throttle_bucket AS b (key, window_start, hits) VALUES (%(key)s, now(), 1)
+    ON CONFLICT (key) DO UPDATE SET
+        hits = CASE WHEN b.window_start <= now() - %(window)s::interval THEN 1 ELSE b.hits + 1 END,
+        window_start = CASE WHEN b.window_start <= now() - %(window)s::interval THEN now() ELSE b.window_start END
+    RETURNING hits, extract(epoch FROM b.window_start + %(window)s::interval - now())
+    """
+)
+
+
+def throttle_hit(*, key: str, window_s: int) -> tuple[int, float]:
+    """Count one request under `key`: (requests in the current window, this one included; seconds until the
+    window ends)."""
+    params = {"key": key, "window": f"{int(window_s)} seconds"}
+    with connection.cursor() as cursor:
+        cursor.execute(_THROTTLE_PRUNE, params)
+        cursor.execute(_THROTTLE_HIT, params)
+        hits, left = cursor.fetchone()
+    return int(hits), max(0.0, float(left))

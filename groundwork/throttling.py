@@ -1,4 +1,5 @@
-"""Sign-in throttling (django-axes): the client address failures are counted against, and the lockout page.
+"""Sign-in throttling (django-axes): the client address failures are counted against, and the lockout page; and
+the password-reset throttle (reset_throttle_wait).
 
 Behind N reverse proxies REMOTE_ADDR is the nearest proxy, so every visitor would share one address. With
 TRUSTED_PROXY_COUNT=N the address is the one the outermost of our N proxies saw: the N-th entry from the
@@ -7,6 +8,8 @@ right of X-Forwarded-For. Entries further left are written by the client and are
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import math
 import re
@@ -14,6 +17,8 @@ import re
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+from .sql import throttle_hit
 
 
 def client_ip(request: HttpRequest) -> str | None:
@@ -67,3 +72,23 @@ def lockout_response(request: HttpRequest, original_response=None, credentials: 
     context = {"failure_limit": settings.AXES_FAILURE_LIMIT, "minutes": minutes,
                "username": get_client_username(request, credentials) or ""}
     return render(request, "registration/lockout.html", context, status=429)
+
+
+def _bucket_key(purpose: str, value: str) -> str:
+    # Keyed: the table must not hold (or let anyone confirm) which addresses asked.
+    return hmac.new(settings.SECRET_KEY.encode(), f"{purpose}\x1f{value}".encode(), hashlib.sha256).hexdigest()
+
+
+def reset_throttle_wait(*, email: str, client: str | None) -> float:
+    """Seconds until another password-reset e-mail may be asked for `email` or by `client`; 0.0 when it may be
+    now. Counted per address (PASSWORD_RESET_PER_ADDRESS) and per client address (PASSWORD_RESET_PER_CLIENT) in
+    PASSWORD_RESET_THROTTLE_WINDOW_S, every request alike: whether an account has the address changes nothing,
+    so a refusal tells nothing about accounts."""
+    window = settings.PASSWORD_RESET_THROTTLE_WINDOW_S
+    waits = []
+    for purpose, value, limit in (("reset-address", email.strip().lower(), settings.PASSWORD_RESET_PER_ADDRESS),
+                                  ("reset-client", client or "-", settings.PASSWORD_RESET_PER_CLIENT)):
+        hits, left = throttle_hit(key=_bucket_key(purpose, value), window_s=window)
+        if hits > limit:
+            waits.append(left)
+    return max(waits, default=0.0)

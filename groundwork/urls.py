@@ -8,7 +8,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from .oidc import oidc_callback, oidc_start
-from .views import SwaggerView, healthz
+from .views import SwaggerView, ThrottledPasswordResetView, healthz
 
 api_patterns: list = []
 page_patterns: list = []
@@ -30,6 +30,7 @@ urlpatterns = [
     # OpenID Connect sign-in (404 unless configured: groundwork/oidc.py).
     path("accounts/oidc/start/", oidc_start, name="oidc-start"),
     path("accounts/oidc/callback/", oidc_callback, name="oidc-callback"),
+    path("accounts/password_reset/", ThrottledPasswordResetView.as_view(), name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include((api_patterns, "api"), namespace="api")),
     path("t/<slug:tenant_slug>/api/v1/", include((api_patterns, "api"), namespace="tenant-api")),

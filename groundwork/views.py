@@ -1,16 +1,24 @@
-"""Unauthenticated endpoints: /healthz, which reports component status and never tenant data, and the Swagger UI
-page."""
+"""Unauthenticated endpoints: /healthz, which reports component status and never tenant data, the Swagger UI
+page, and the throttled password-reset form."""
 
 from __future__ import annotations
 
+import logging
+import math
+import smtplib
+
 from django.conf import settings
+from django.contrib.auth.views import PasswordResetView
 from django.db import connection
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularSwaggerView
 
 from .hooks import health_checks
+from .throttling import client_ip, reset_throttle_wait
+
+logger = logging.getLogger(__name__)
 
 
 def _database() -> dict:
@@ -60,3 +68,26 @@ class SwaggerView(SpectacularSwaggerView):
         response = HttpResponse()
         response["Allow"] = ", ".join(self.allowed_methods)
         return response
+
+
+class ThrottledPasswordResetView(PasswordResetView):
+    """Django's reset form, throttled per address and per client (reset_throttle_wait): one address was sent seven
+    e-mails in a second. Over a limit the form answers 429 with when to try again; under it, the answer is the
+    same whether or not an account has the address — also when the mail server fails, which is logged (a 500
+    there, and only where an account exists, would tell which addresses have one)."""
+
+    def form_valid(self, form):
+        wait = reset_throttle_wait(email=form.cleaned_data["email"], client=client_ip(self.request))
+        if wait:
+            minutes = max(1, math.ceil(wait / 60))
+            form.add_error(None, f"Too many reset requests for this address or from your network: try again in "
+                                 f"{minutes} minute{'' if minutes == 1 else 's'}.")
+            response = self.form_invalid(form)
+            response.status_code = 429
+            response["Retry-After"] = str(math.ceil(wait))
+            return response
+        try:
+            return super().form_valid(form)
+        except (OSError, smtplib.SMTPException):
+            logger.exception("password reset e-mail could not be sent")
+            return HttpResponseRedirect(self.get_success_url())

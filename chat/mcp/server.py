@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from mcp import MCPError
 from mcp.server.lowlevel import Server
 from mcp_types import (
+    INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
@@ -26,6 +28,7 @@ from mcp_types import (
     Tool,
     ToolAnnotations,
 )
+from pydantic import ValidationError as PydanticValidationError
 from rest_framework.exceptions import ValidationError
 
 from groundwork.authority import Authority
@@ -104,6 +107,25 @@ def event_loop_detached() -> Iterator[None]:
         asyncio._set_running_loop(loop)
 
 
+def params_refusal_text(method: str, exc: PydanticValidationError) -> str:
+    """A malformed request's params in words: each field and what it must be ("tools/call: arguments: Input
+    should be a valid dictionary"), never the values sent."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in error.get("loc", ()) if part not in ("params",))
+        problems.append(f"{where}: {error['msg']}" if where else error["msg"])
+    return f"invalid params for {method}: " + "; ".join(dict.fromkeys(problems))
+
+
+async def params_errors_named(ctx, call_next):
+    """Server middleware: the SDK answers malformed params with -32602 and an empty message (it keeps pydantic's
+    text off the wire); this names the fields at fault instead, in the same error."""
+    try:
+        return await call_next(ctx)
+    except PydanticValidationError as exc:
+        raise MCPError(code=INVALID_PARAMS, message=params_refusal_text(ctx.method, exc)) from None
+
+
 def mcp_server_build(resolve: Callable[[], Authority]) -> Server:
     """A server whose tools act as the caller `resolve` returns, and nobody else. `/mcp` resolves the caller once
     per request (before the server exists); stdio re-reads its key on every call. The server must run on an
@@ -120,4 +142,5 @@ def mcp_server_build(resolve: Callable[[], Authority]) -> Server:
     # The SDK's only default middleware is OpenTelemetry (a span per message); nothing here exports traces, and it
     # was a tenth of the SDK's time per request. Emptying the list is the SDK's documented opt-out.
     server.middleware.clear()
+    server.middleware.append(params_errors_named)
     return server

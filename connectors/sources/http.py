@@ -6,10 +6,16 @@ CONNECTORS_API_MAX_WAIT_S per wait and CONNECTORS_API_MAX_RETRIES times per requ
 waited go to `on_wait` (the connector's note_wait: the sync run records them). A longer wait, or a source that
 keeps refusing, fails the run as a whole (ConnectorError) rather than holding a worker for hours; nothing is
 deleted then.
+
+Where it connects is egress.py's decision: every connection is checked and pinned to the address checked
+(PinnedAdapter), redirects are followed by hand — on the same host only, never from https down to http — and a
+source that cannot be reached fails with one message, whatever the cause (refused, timed out, reset, TLS), so a
+run's error tells no open port from a closed one.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Iterator
@@ -20,6 +26,9 @@ import requests
 from django.conf import settings
 
 from .base import ConnectorError
+from .egress import PinnedAdapter, host_check
+
+logger = logging.getLogger(__name__)
 
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 
@@ -36,15 +45,22 @@ class RateLimitExceeded(ConnectorError):
     """Waiting any longer than allowed: the run fails as a whole and the next one resumes."""
 
 
+# Redirects one request may follow (each on the source's own host).
+MAX_REDIRECTS = 5
+UNREACHABLE = "the source could not be reached"
+
+
 def base_url_check(url) -> str:
     """An API base address a connector may call: https, or http only where CONNECTORS_API_ALLOW_HTTP (local
-    fakes, development). Raises ConnectorError."""
+    fakes, development), on a host egress.host_check admits (no lookup here: egress.url_check resolves).
+    Raises ConnectorError."""
     if not isinstance(url, str) or not url.strip():
         raise ConnectorError("base_url is required: the API's https:// address")
     parts = urlsplit(url.strip())
     allowed = ("https", "http") if settings.CONNECTORS_API_ALLOW_HTTP else ("https",)
-    if parts.scheme not in allowed or not parts.netloc or parts.username or parts.password:
+    if parts.scheme not in allowed or not parts.hostname or parts.username or parts.password:
         raise ConnectorError("base_url must be an https:// address without credentials in it")
+    host_check(parts.hostname)
     return url.strip().rstrip("/")
 
 
@@ -58,6 +74,11 @@ class ApiClient:
     def __init__(self, base_url: str, *, auth=None, headers: dict | None = None, on_wait=None) -> None:
         self.base_url = base_url_check(base_url)
         self.session = requests.Session()
+        # No proxy or .netrc from the worker's environment: a proxy would make the connection (and resolve the
+        # name) where egress checks cannot see.
+        self.session.trust_env = False
+        for prefix in ("https://", "http://"):
+            self.session.mount(prefix, PinnedAdapter())
         self.session.auth = auth
         self.session.headers.update({"Accept": "application/json", "User-Agent": "groundwork-connectors",
                                      **(headers or {})})
@@ -99,13 +120,31 @@ class ApiClient:
                 return 1.0
         return 1.0 if response.status_code == 429 else None
 
+    def _fetch(self, url: str, params: dict | None) -> requests.Response:
+        """One GET, following redirects by hand: each hop stays on the same host (scheme, name and port; http
+        may go up to https, never down) and goes through the adapter's egress check again."""
+        for _hop in range(MAX_REDIRECTS + 1):
+            try:
+                response = self.session.get(url, params=params, timeout=30, allow_redirects=False)
+            except requests.RequestException as exc:
+                logger.info("connector request to %s failed: %r", urlsplit(url).hostname, exc)
+                raise ConnectorError(UNREACHABLE) from exc
+            if not response.is_redirect:
+                return response
+            target = urljoin(response.url, response.headers["Location"])
+            here, there = urlsplit(response.url), urlsplit(target)
+            if here.scheme == "https" and there.scheme != "https":
+                raise ConnectorError("the source redirected from https to plain http; refused")
+            if there.scheme not in ("http", "https") or there.hostname != here.hostname or (
+                    there.scheme == here.scheme and there.port != here.port):
+                raise ConnectorError("the source redirected to another host; refused")
+            url, params = target, None
+        raise ConnectorError(f"the source redirected more than {MAX_REDIRECTS} times; refused")
+
     def get(self, path_or_url: str, params: dict | None = None) -> requests.Response:
         url = self.url(path_or_url)
         for _attempt in range(settings.CONNECTORS_API_MAX_RETRIES + 1):
-            try:
-                response = self.session.get(url, params=params, timeout=30)
-            except requests.RequestException as exc:
-                raise ConnectorError(f"the source could not be reached ({type(exc).__name__})") from exc
+            response = self._fetch(url, params)
             self.requests += 1
             wait = self._wait_for(response)
             if wait is None:

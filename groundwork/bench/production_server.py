@@ -75,7 +75,8 @@ def _ready(url: str) -> bool:
 def production_server(*, database_url: str | None, workers: int = 2, threads: int = 8,
                       env: Mapping[str, str] | None = None, ready_timeout: float = 90.0) -> Iterator[RunningServer]:
     """Start the server, wait until it answers, yield it; stop it (SIGTERM, then SIGKILL) on the way out.
-    `database_url` None: the embedded database under GROUNDWORK_VAR_DIR (from `env`, else the project's var/)."""
+    `database_url` None: the embedded database under GROUNDWORK_VAR_DIR (from `env`, else the project's var/).
+    A None value in `env` leaves that variable unset: the server's own default applies."""
     port = free_port()
     child_env = {k: v for k, v in os.environ.items()
                  if k not in ("GROUNDWORK_EMBEDDED_DATABASE_URL", "DATABASE_URL")}
@@ -91,6 +92,7 @@ def production_server(*, database_url: str | None, workers: int = 2, threads: in
         "WEB_THREADS": str(threads),
         **(env or {}),
     })
+    child_env = {k: v for k, v in child_env.items() if v is not None}
     log_dir = Path(tempfile.mkdtemp(prefix="groundwork-server-"))
     log_path = log_dir / "server.log"
     with log_path.open("wb") as log:

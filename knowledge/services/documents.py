@@ -4,6 +4,7 @@ updates and deletion. Embedding happens after commit, in knowledge.embedding."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
@@ -119,8 +120,8 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
 
     Items without visibility and ACL take the source's defaults (acl_inherited). Only admins write,
     except `member_upload=True` — the upload path — which lets a member or analyst add files to a source
-    with members_may_upload: their documents always inherit the source's access, and they may replace only
-    an inheriting document they can read.
+    with members_may_upload: their documents always inherit the source's access, they may replace only an
+    inheriting document they can read, and any other name becomes their own document (_member_upload_targets).
     """
     if member_upload and not authority.is_admin:
         if not source_upload_allowed(authority, source):
@@ -153,12 +154,8 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             d.external_id: d
             for d in Document.objects.select_for_update().filter(source=source, external_id__in=list(seen))
         }
-        if member_upload and not authority.is_admin and existing:
-            readable = set(Document.objects.filter(access_q(authority), pk__in=[d.pk for d in existing.values()])
-                           .values_list("pk", flat=True))
-            for doc in existing.values():
-                if not doc.acl_inherited or doc.pk not in readable:
-                    raise PermissionDenied(f"{doc.external_id!r} exists already and only an admin may replace it")
+        if member_upload and not authority.is_admin:
+            prepared, existing = _member_upload_targets(authority, source, prepared, existing)
         to_create, chunk_rows, acl_plan, acl_new, link_rows = [], [], [], [], []
         for p in prepared:
             item = p.item
@@ -233,8 +230,51 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
         documents_changed_notify(changes)
         if new_chunk_docs:
             enqueue_on_commit("knowledge.tasks.chunks_embed_task", list(new_chunk_docs))
-    order = {item.external_id: i for i, item in enumerate(items)}
+    order = {p.item.external_id: i for i, p in enumerate(prepared)}  # a member's upload may have been renamed
     return sorted(results, key=lambda r: order[r.external_id])
+
+
+def member_upload_id(user_id: int | None, name: str) -> str:
+    """The member's own name for an upload called `name` (see _member_upload_targets)."""
+    return f"uploads/user-{user_id}/{name}"[:512]
+
+
+def _member_upload_targets(authority: Authority, source: Source, prepared: list[_Prepared],
+                           existing: dict[str, Document]) -> tuple[list[_Prepared], dict[str, Document]]:
+    """Which document each file of a member's upload writes, with the rows it replaces (locked).
+
+    A name whose document the member can read and that follows the source's access is replaced, as an admin's
+    upload would; a readable one with access of its own is refused (only an admin replaces it). Every other name
+    — a free one and one whose document the member cannot read alike — becomes the member's own document,
+    `uploads/user-<id>/<name>`: the upload's outcome must not tell whether a document the member cannot read
+    holds that name (an existence oracle for restricted documents)."""
+    readable = set(Document.objects.filter(access_q(authority), pk__in=[d.pk for d in existing.values()])
+                   .values_list("pk", flat=True)) if existing else set()
+    targets: list[_Prepared] = []
+    for p in prepared:
+        doc = existing.get(p.item.external_id)
+        if doc is not None and doc.pk in readable:
+            if not doc.acl_inherited:
+                raise PermissionDenied(f"{doc.external_id!r} exists already and only an admin may replace it")
+            targets.append(p)
+            continue
+        own = member_upload_id(authority.user_id, p.item.external_id)
+        targets.append(dataclasses.replace(p, item=dataclasses.replace(p.item, external_id=own)))
+    ids = [p.item.external_id for p in targets]
+    if len(set(ids)) != len(ids):
+        raise ValidationError("two files of this upload would write the same document; rename one")
+    kept = {external_id: doc for external_id, doc in existing.items() if external_id in ids}
+    own_ids = [i for i in ids if i not in kept]
+    own = {d.external_id: d for d in Document.objects.select_for_update().filter(source=source,
+                                                                                 external_id__in=own_ids)}
+    if own:
+        # The member's own names: only their uploads (or an admin) wrote there.
+        readable = set(Document.objects.filter(access_q(authority), pk__in=[d.pk for d in own.values()])
+                       .values_list("pk", flat=True))
+        for doc in own.values():
+            if not doc.acl_inherited or doc.pk not in readable:
+                raise PermissionDenied(f"{doc.external_id!r} exists already and only an admin may replace it")
+    return targets, {**kept, **own}
 
 
 def documents_resume(*, document_ids: Sequence[int]) -> None:

@@ -291,6 +291,27 @@ def test_bad_json_rpc_is_a_4xx_not_a_5xx(world, keys):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("params", "message"), [
+    ({"name": "kb_search", "arguments": "laptop"}, "invalid params for tools/call: arguments: Input should be a "
+                                                   "valid dictionary"),
+    ({"name": "kb_search", "arguments": [1]}, "arguments: Input should be a valid dictionary"),
+    ({"name": 7}, "invalid params for tools/call: name: Input should be a valid string"),
+    ({}, "invalid params for tools/call: name: Field required"),
+])
+def test_malformed_params_are_invalid_params_with_a_message(world, keys, params, message):
+    """The SDK answered these -32602 with an empty message; the error now names the field and what it must be,
+    without echoing what was sent."""
+    client = Client(headers={"Authorization": f"Bearer {keys['member']}",
+                             "Accept": "application/json, text/event-stream"})
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+    response = client.post("/mcp", json.dumps(body), content_type="application/json")
+    assert response.status_code == 200, response.content
+    error = response.json()["error"]
+    assert error["code"] == -32602 and message in error["message"], error
+    assert "laptop" not in error["message"]
+
+
+@pytest.mark.django_db
 def test_a_failing_tool_is_a_tool_error_that_tells_nothing_of_the_failure(world, keys, monkeypatch):
     from django.db import OperationalError
 

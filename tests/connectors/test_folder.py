@@ -131,3 +131,29 @@ def test_per_item_errors_are_bounded_but_counted(world, import_root, settings):
     client.force_login(world.admin)
     page = client.get(reverse("pages:sync-run", kwargs={"tenant_slug": "acme", "run_id": run.pk}))
     assert "the first 2 of 5" in page.content.decode()
+
+
+@pytest.mark.parametrize("batch_size", [100, 1])  # the bad file in a batch with others, and alone in its batch
+def test_a_sidecar_naming_a_non_member_fails_only_its_files(world, import_root, settings, batch_size):
+    """A rule naming a user who is no member of the tenant is a problem of the files it covers, reported per item
+    with the reason; the other files sync and the run succeeds (it was "internal error (ValidationError)")."""
+    settings.CONNECTORS_BATCH_SIZE = batch_size
+    root = import_root / "acme" / "drop"
+    (root / "private").mkdir(parents=True)
+    (root / "private" / "one.txt").write_text("Only for an outsider: the brambleshade plan.")
+    (root / "open.txt").write_text("Everyone reads the thistledown memo.")
+    (root / SIDECAR).write_text(json.dumps({"private/": {"acl": [f"user:{world.outsider.pk}"]}}))
+    source = Source.objects.create(tenant=world.acme, kind="folder", name="Drop")
+    connector_configure(authority=world.authority(world.admin), source=source, kind="folder",
+                        settings={"path": "drop"})
+    run = sync(world, source)
+    assert run.status == "succeeded", run.message
+    assert (run.added, run.failed) == (1, 1)
+    assert run.errors == [{"item": "private/one.txt",
+                           "reason": f"user:{world.outsider.pk} is not a member of this tenant"}]
+    assert finds(world, world.member, "thistledown") and not finds(world, world.admin, "brambleshade")
+    # A permission sync re-reading the same rule says so per document too.
+    (root / SIDECAR).write_text(json.dumps({"": {"acl": [f"user:{world.outsider.pk}"]}}))
+    run = sync(world, source, mode="permissions")
+    assert run.status == "succeeded" and run.failed == 1, (run.message, run.errors)
+    assert "is not a member of this tenant" in run.errors[0]["reason"]

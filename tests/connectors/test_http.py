@@ -58,6 +58,7 @@ def test_http_base_urls_only_when_allowed(settings):
 def test_retries_are_bounded(settings):
     settings.CONNECTORS_API_ALLOW_HTTP = True
     settings.CONNECTORS_API_MAX_RETRIES = 1
+    settings.CONNECTOR_ALLOWED_HOSTS = ["127.0.0.1"]
     fake = FakeGitHub([], {}, [])
     try:
         fake.rate_limit_once["/repos/acme/tools"] = {"Retry-After": "0"}
@@ -77,6 +78,7 @@ def test_bad_credentials_fail_the_run_and_keep_documents(world, settings):
     from .conftest import sync
 
     settings.CONNECTORS_API_ALLOW_HTTP = True
+    settings.CONNECTOR_ALLOWED_HOSTS = ["127.0.0.1"]
     fake = FakeGitHub([{"number": 1, "title": "One gitsolo", "body": "x", "updated_at": "2026-11-02T09:00:00Z",
                         "html_url": "https://github.test/acme/tools/issues/1"}], {}, [{"login": "maxm"}])
     try:

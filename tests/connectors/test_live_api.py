@@ -24,6 +24,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def live(settings):
     settings.CONNECTORS_API_ALLOW_HTTP = True
+    settings.CONNECTOR_ALLOWED_HOSTS = ["127.0.0.1"]  # the fakes are loopback servers (on-premises, as it were)
     fakes = []
     yield fakes
     for fake in fakes:

@@ -7,6 +7,8 @@ In the seed acme's admin is in `hr`, not in `engineering`; `b` below is restrict
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -60,12 +62,57 @@ def _hidden_from(client, claims) -> None:
     assert "Hidden: you cannot read this record." in page  # the evidence row's quote
     history = client.get(f"/admin/findings/claim/{hidden.pk}/history/")
     assert history.status_code == 200 and HIDDEN_WORD.lower() not in history.content.decode().lower()
-    queue = client.get("/admin/findings/reviewitem/").content.decode()
-    assert HIDDEN_WORD.lower() not in queue.lower() and CLAIM_HIDDEN in queue
-    assert "The Payments Team uses Stripe." in queue
+    # The review queue never pairs with, or shows, a claim the admin cannot read: the hidden claim's item is not
+    # there (nor the readable claim it was paired with), and its page answers like a missing item's.
+    queue = client.get("/admin/findings/reviewitem/")
+    assert list(queue.context["cl"].result_list) == []
+    assert HIDDEN_WORD.lower() not in queue.content.decode().lower()
+    assert "The Payments Team uses Stripe." not in queue.content.decode()
     item = ReviewItem.objects.get(claim=hidden)
-    item_page = client.get(f"/admin/findings/reviewitem/{item.pk}/change/").content.decode()
-    assert HIDDEN_WORD.lower() not in item_page.lower() and CLAIM_HIDDEN in item_page
+    item_page = client.get(f"/admin/findings/reviewitem/{item.pk}/change/", follow=True)
+    missing = client.get("/admin/findings/reviewitem/987654/change/", follow=True)
+    assert [str(m).replace(str(item.pk), "ID") for m in item_page.context["messages"]] == [
+        str(m).replace("987654", "ID") for m in missing.context["messages"]]
+    assert HIDDEN_WORD.lower() not in item_page.content.decode().lower()
+
+
+@pytest.fixture
+def hidden_pair(world, docs, settings) -> tuple[Claim, Claim]:
+    """(hidden, readable): the restricted claim first, so the readable one is the item paired with it."""
+    settings.CONSOLIDATION_BORDERLINE_FLOOR, settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 0.0, 1.0
+    written = []
+    for key, tool, access in (("b", HIDDEN_WORD, {"visibility": "restricted", "acl": ("group:engineering",)}),
+                              ("a", "Stripe", {})):
+        _, chunk = docs.doc(key, f"The Payments Team uses {tool}.", **access)
+        claims_write(tenant_id=world.acme.pk, label=key, facts=[
+            fact(chunk, chunk.text, "Payments Team", "uses", tool, "2025-01-01", object_kind="vendor")])
+        written.append(Claim.objects.get(object_value=tool))
+    return written[0], written[1]
+
+
+def test_a_readable_claim_in_the_queue_is_not_paired_with_a_hidden_one(acme_admin, hidden_pair):
+    hidden, readable = hidden_pair
+    item = ReviewItem.objects.get(claim=readable)
+    assert item.similar_claim_id == hidden.pk and item.similarity > 0
+    queue = acme_admin.get("/admin/findings/reviewitem/")
+    assert list(queue.context["cl"].result_list) == [item]
+    page = queue.content.decode()
+    assert "The Payments Team uses Stripe." in page and HIDDEN_WORD.lower() not in page.lower()
+    assert f"{item.similarity:.2f}" not in page and CLAIM_HIDDEN not in page  # neither the pair nor its score
+    item_page = acme_admin.get(f"/admin/findings/reviewitem/{item.pk}/change/").content.decode()
+    assert f"{item.similarity:.2f}" not in item_page and HIDDEN_WORD.lower() not in item_page.lower()
+    # Read the same as an item whose similar claim is gone.
+    ReviewItem.objects.filter(pk=item.pk).update(similar_claim=None)
+    gone = acme_admin.get("/admin/findings/reviewitem/").content.decode()
+    assert re.sub(r'value="[^"]*"', "", gone) == re.sub(r'value="[^"]*"', "", page)
+
+
+def test_the_operator_sees_the_pair(client, world, hidden_pair):
+    hidden, readable = hidden_pair
+    operator = operator_signed_in(client, world.outsider)
+    item = ReviewItem.objects.get(claim=readable)
+    page = operator.get("/admin/findings/reviewitem/").content.decode()
+    assert f"The Payments Team uses {HIDDEN_WORD}." in page and f"{item.similarity:.2f}" in page
 
 
 def _search(client, term: str) -> list[Claim]:

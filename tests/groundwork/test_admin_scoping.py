@@ -8,6 +8,7 @@ fails `test_every_registered_admin_is_seeded`, so a new admin cannot escape thes
 from __future__ import annotations
 
 import importlib
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
@@ -347,21 +348,77 @@ def test_tenant_admin_cannot_take_over_a_user_of_another_tenant(seed, world, ten
     assert "is_superuser" not in listing.context["cl"].list_display
 
 
-def test_tenant_admin_adds_a_user_into_their_tenant_only(world, tenant_admin):
+def test_tenant_admin_invites_a_user_into_their_tenant_only(world, tenant_admin, mailoutbox,
+                                                           django_capture_on_commit_callbacks):
     page = tenant_admin.get(_url(User, "add"))
+    assert set(page.context["adminform"].form.fields) == {"email", "tenant", "role"}  # no username, no password
     assert set(page.context["adminform"].form.fields["tenant"].queryset) == {world.acme}
-    data = {"username": "newbie", "email": "newbie@example.test", "usable_password": "true",
-            "password1": "Newbie-pass-4471", "password2": "Newbie-pass-4471", "role": "analyst"}
+    data = {"email": "newbie@example.test", "role": "analyst"}
     response = tenant_admin.post(_url(User, "add"), {**data, "tenant": world.globex.pk})
-    assert response.status_code == 200 and not User.objects.filter(username="newbie").exists()
+    assert response.status_code == 200 and not User.objects.filter(email="newbie@example.test").exists()
     response = tenant_admin.post(_url(User, "add"), {**data, "tenant": ""})
-    assert response.status_code == 200 and not User.objects.filter(username="newbie").exists()
-    response = tenant_admin.post(_url(User, "add"), {**data, "tenant": world.acme.pk, "is_superuser": "on"})
+    assert response.status_code == 200 and not User.objects.filter(email="newbie@example.test").exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = tenant_admin.post(_url(User, "add"), {**data, "tenant": world.acme.pk, "is_superuser": "on",
+                                                         "username": "chosen", "password1": "x"})
     assert response.status_code == 302
-    newbie = User.objects.get(username="newbie")
-    assert not newbie.is_superuser and not newbie.is_staff and newbie.email == "newbie@example.test"
+    newbie = User.objects.get(email="newbie@example.test")
+    assert newbie.username.startswith("newbie-") and not newbie.has_usable_password()
+    assert not newbie.is_superuser and not newbie.is_staff
     assert list(Membership.objects.filter(user=newbie).values_list("tenant__slug", "role")) == [("acme", "analyst")]
     assert tenant_admin.get(_url(User, "change", newbie.pk)).status_code == 200
+    # The invitation names the username and a link that lets them choose a password.
+    [mail] = mailoutbox
+    assert mail.to == ["newbie@example.test"] and newbie.username in mail.body
+    link = next(line for line in mail.body.splitlines() if "/accounts/reset/" in line)
+    choose = Client().get(link.split("testserver", 1)[1], follow=True)
+    assert choose.status_code == 200 and "new_password1" in choose.content.decode()
+    # Their own tenant's members are theirs to know about.
+    again = tenant_admin.post(_url(User, "add"), {**data, "tenant": world.acme.pk})
+    assert again.status_code == 200 and "is a member of Acme Corp already" in again.content.decode()
+
+
+def test_adding_a_user_never_tells_a_tenant_admin_which_usernames_exist(world, tenant_admin):
+    """Another tenant's user, the platform operator and nobody at all read the same: a new account, a generated
+    username, no error. The operator's own form still takes a username."""
+    User.objects.create_superuser("root", "root@example.test", None)
+    pages = []
+    for local in ("outsider", "root", "nobody-at-all"):  # globex's admin, the operator, no account
+        response = tenant_admin.post(_url(User, "add"), {"email": f"{local}@new.test", "tenant": world.acme.pk,
+                                                         "role": "member"}, follow=True)
+        assert response.status_code == 200 and "already exists" not in response.content.decode()
+        added = User.objects.get(email=f"{local}@new.test")
+        assert added.username.startswith(f"{local}-")
+        said = [str(m).replace(added.username, "NAME").replace(local, "LOCAL").replace(f"/{added.pk}/", "/ID/")
+                for m in response.context["messages"]]
+        pages.append(([code for _, code in response.redirect_chain], said))
+    assert pages[0] == pages[1] == pages[2] and len(pages[0][1]) == 2, pages  # added; invitation on its way
+    # Renaming an account to a taken name would tell the same: the username is read-only to a tenant admin.
+    tenant_admin.post(_url(User, "change", world.member.pk), {
+        "username": "outsider", "email": "member@example.test", "is_active": "on",
+        "date_joined_0": "2025-01-01", "date_joined_1": "00:00:00"})
+    world.member.refresh_from_db()
+    assert world.member.username == "member"
+
+
+def test_the_invitation_is_sent_again_only_for_the_admins_own_accounts(world, tenant_admin, mailoutbox,
+                                                                        django_capture_on_commit_callbacks):
+    dual = User.objects.create_user("dual", "dual@example.test", None)
+    membership_set(user=dual, tenant=world.acme, role="member")
+    membership_set(user=dual, tenant=world.globex, role="member")  # not all theirs
+    with django_capture_on_commit_callbacks(execute=True):
+        response = tenant_admin.post(_url(User, "changelist"), {"action": "invite_again",
+                                                                "_selected_action": [world.member.pk, dual.pk]})
+    assert response.status_code == 302
+    assert [mail.to for mail in mailoutbox] == [["member@example.test"]]
+
+
+def test_the_operator_still_names_usernames(world, operator):
+    page = operator.get(_url(User, "add"))
+    assert "username" in page.context["adminform"].form.fields
+    taken = operator.post(_url(User, "add"), {"username": "outsider", "email": "", "usable_password": "false",
+                                              "tenant": "", "role": "member"})
+    assert taken.status_code == 200 and "already exists" in taken.content.decode()
 
 
 def _add_document(client, source, **fields):
@@ -467,3 +524,22 @@ def test_the_apps_name_the_tenant_path_of_their_models_without_an_admin():
 
     paths = [tenant_path_for(model) for model in (Chunk, AccessClass, DocumentAcl, SourceAcl, ClaimEvidence)]
     assert paths == ["tenant", "tenant", "document__tenant", "source__tenant", "claim__tenant"]
+
+
+def test_view_on_site_answers_the_same_for_missing_and_forbidden_objects(world, tenant_admin, settings):
+    """`/admin/r/<content type>/<id>/` told "doesn't exist" from "has no URL" for any row of any table, so a
+    tenant admin learnt which platform-wide ids exist. Now: one 404, whatever the object, in DEBUG or not."""
+    from django.contrib.contenttypes.models import ContentType
+
+    operator = User.objects.create_superuser("root", "root@example.test", None)
+    user_ct, tenant_ct = (ContentType.objects.get_for_model(m).pk for m in (User, Tenant))
+    probes = [(user_ct, operator.pk), (user_ct, world.outsider.pk), (user_ct, world.member.pk), (user_ct, 987654),
+              (tenant_ct, world.globex.pk), (tenant_ct, 987654), (987654, 1), (user_ct, "not-an-id")]
+    for debug in (False, True):
+        settings.DEBUG = debug
+        answers = set()
+        for ct, object_id in probes:
+            response = tenant_admin.get(f"/admin/r/{ct}/{object_id}/")
+            page = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", response.content.decode())
+            answers.add((response.status_code, page.replace(f"r/{ct}/{object_id}/", "")))
+        assert len(answers) == 1 and next(iter(answers))[0] == 404, answers

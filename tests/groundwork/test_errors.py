@@ -82,3 +82,26 @@ def test_an_api_format_the_view_does_not_offer_is_a_406_naming_the_offered_ones(
     assert client.get("/api/v1/documents?format=json").status_code == 200
     schema = client.get("/api/schema/?format=xml")  # the schema offers yaml and json
     assert schema.status_code == 406 and b"not offered here" in schema.content  # in its first format, YAML
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_api_errors_are_json_with_debug_off_and_on(world, debug, settings):
+    """404, 405 and 500 under the API's paths are JSON in every mode: with DEBUG on they were Django's HTML debug
+    pages (the URL list, the traceback)."""
+    settings.DEBUG = debug
+    settings.ROOT_URLCONF = "tests.groundwork.urls_boom"
+    client = Client(raise_request_exception=False)
+    client.force_login(world.member)
+    for path in ("/api/v1/no-such-thing", "/t/acme/api/v1/no-such-thing", "/api/v1/documents/987654"):
+        response = client.get(path)
+        assert (response.status_code, response["Content-Type"], response.json()) == (
+            404, "application/json", {"detail": "Not found."}), path
+    not_allowed = client.delete("/api/v1/search")
+    assert not_allowed.status_code == 405 and not_allowed.json() == {"detail": 'Method "DELETE" not allowed.'}
+    assert "POST" in not_allowed["Allow"]
+    crash = client.get("/api/v1/boom")
+    assert crash.status_code == 500 and crash.json() == {"detail": "Something went wrong on our side."}
+    assert b"boom" not in crash.content and b"Traceback" not in crash.content
+    # Pages keep their HTML; an API answer in a format it offers keeps its format.
+    assert client.get("/no-such-page/")["Content-Type"].startswith("text/html")
+    assert b"not offered here" in client.get("/api/schema/?format=xml").content

@@ -248,3 +248,30 @@ def test_load_probe_counts_no_5xx_from_20_clients(tmp_path):
     from groundwork.models import Tenant
 
     assert not Tenant.objects.filter(slug__startswith="bench-load-").exists()
+
+
+def test_the_production_server_is_production_without_extra_variables(tmp_path):
+    """`make serve-prod` with none of DJANGO_ENV, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, SECURE_SSL_REDIRECT:
+    DEBUG off (an API 404 is JSON, no debug page), plain http redirected to https (the health check excepted), a
+    secret key generated once into var/secret_key, readable by its owner only."""
+    var_dir = tmp_path / "var"
+    unset = dict.fromkeys(("DJANGO_ENV", "DJANGO_SECRET_KEY", "DJANGO_ALLOWED_HOSTS", "SECURE_SSL_REDIRECT",
+                           "DJANGO_DEBUG"))
+    with production_server(database_url=database_url_of(connection.settings_dict), workers=2, threads=2,
+                           env={**unset, "GROUNDWORK_VAR_DIR": str(var_dir), "EMBEDDER": "none"}) as server:
+        status, _, _ = _get(f"{server.url}/healthz")
+        assert status in (200, 503)
+        request = urllib.request.Request(f"{server.url}/api/v1/no-such-thing", headers={"X-Forwarded-Proto": "https"})
+        try:
+            urllib.request.urlopen(request, timeout=30)
+        except urllib.error.HTTPError as error:
+            assert (error.code, json.loads(error.read())) == (404, {"detail": "Not found."})
+        opener = urllib.request.build_opener(type("NoRedirect", (urllib.request.HTTPRedirectHandler,), {
+            "redirect_request": lambda *args, **kwargs: None}))
+        try:
+            opener.open(f"{server.url}/accounts/login/", timeout=30)
+            raise AssertionError("plain http was served")
+        except urllib.error.HTTPError as error:
+            assert error.code == 301 and error.headers["Location"].startswith("https://")
+    key_file = var_dir / "secret_key"
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(key_file.read_text()) >= 50

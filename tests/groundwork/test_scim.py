@@ -97,6 +97,9 @@ def test_members_linked_at_sign_in_and_plain_groups_are_left_alone(world):
     (b'{"Resources": [{"displayName": "a", "members": "x"}]}', "members"),
     (b'{"Resources": [{"displayName": "a", "members": ["x"]}]}', "member must be an object"),
     (b'{"Resources": [{"displayName": "a"}, {"displayName": "A"}]}', "listed twice"),
+    (b"[" * 100_000 + b"]" * 100_000, "nests deeper than 64 levels"),  # was a RecursionError: a 500
+    (b'{"Resources": [{"displayName": "a", "members": [' + b"[" * 70 + b"]" * 70 + b"]}]}", "deeper than 64"),
+    (b'{"Resources": [{"displayName": "a\\u0000"}]}', "NUL"),
 ])
 def test_malformed_files_are_refused_whole(world, tmp_path, client, raw, message):
     path = tmp_path / "bad.json"

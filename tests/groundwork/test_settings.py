@@ -15,11 +15,19 @@ def _env(**extra):
     return env
 
 
-def test_production_without_secret_key_fails_clearly():
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
-                          env=_env(DJANGO_ENV="production"), timeout=120)
+def test_production_refuses_a_generated_secret_key_others_can_read(tmp_path):
+    """Without DJANGO_SECRET_KEY production keeps a generated key in var/secret_key (tests/groundwork/
+    test_secret_file.py); one that other users may read fails the start clearly."""
+    key = tmp_path / "secret_key"
+    key.write_text("k" * 60)
+    key.chmod(0o644)
+    code = "import django; django.setup()"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=_env(DJANGO_ENV="production", GROUNDWORK_VAR_DIR=str(tmp_path),
+                                   DATABASE_URL="postgresql://x@127.0.0.1:9/x",
+                                   DJANGO_SETTINGS_MODULE="groundwork.settings"))
     assert done.returncode != 0
-    assert "DJANGO_SECRET_KEY must be set when DJANGO_ENV=production" in done.stderr
+    assert f"chmod 600 {key}" in done.stderr
 
 
 def test_production_passes_deploy_checks(db):

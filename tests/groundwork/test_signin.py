@@ -178,6 +178,45 @@ def test_password_reset_for_an_unknown_address_sends_nothing_and_says_the_same(c
     assert mail.outbox == []
 
 
+def test_password_reset_is_throttled_per_address_whether_or_not_it_has_an_account(world, settings):
+    """Seven asks for one address in a second sent seven e-mails. Now PASSWORD_RESET_PER_ADDRESS are answered as
+    always, then 429 with when to try again — for an address with an account and one without alike."""
+    _with_password(world.member)
+    settings.PASSWORD_RESET_PER_ADDRESS, settings.PASSWORD_RESET_PER_CLIENT = 3, 100
+    answers = {}
+    for address in ("member@example.test", "nobody@example.test"):
+        client = Client(REMOTE_ADDR="203.0.113.5")
+        answers[address] = [client.post("/accounts/password_reset/", {"email": address}).status_code
+                            for _ in range(7)]
+    assert answers == {"member@example.test": [302] * 3 + [429] * 4, "nobody@example.test": [302] * 3 + [429] * 4}
+    assert len(mail.outbox) == 3
+    refused = Client().post("/accounts/password_reset/", {"email": "MEMBER@example.test "})
+    assert refused.status_code == 429 and "try again in 60 minutes" in refused.content.decode()
+    assert 3500 <= int(refused["Retry-After"]) <= 3600
+
+
+def test_password_reset_is_throttled_per_client(world, settings):
+    settings.PASSWORD_RESET_PER_ADDRESS, settings.PASSWORD_RESET_PER_CLIENT = 100, 5
+    sprayer = Client(REMOTE_ADDR="198.51.100.7")
+    codes = [sprayer.post("/accounts/password_reset/", {"email": f"guess{i}@example.test"}).status_code
+             for i in range(7)]
+    assert codes == [302] * 5 + [429] * 2
+    assert Client(REMOTE_ADDR="198.51.100.8").post("/accounts/password_reset/",
+                                                  {"email": "guess9@example.test"}).status_code == 302
+
+
+def test_a_mail_server_that_is_down_answers_like_an_unknown_address(client, world, settings):
+    """Otherwise the 500 — only where an account exists, for no mail is sent elsewhere — told which do."""
+    _with_password(world.member)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 9, 2  # nothing listens
+    known = Client(raise_request_exception=False).post("/accounts/password_reset/", {"email": "member@example.test"})
+    unknown = Client(raise_request_exception=False).post("/accounts/password_reset/",
+                                                         {"email": "nobody@example.test"})
+    assert (known.status_code, known["Location"]) == (unknown.status_code, unknown["Location"]) == (
+        302, "/accounts/password_reset/done/")
+
+
 def test_demo_users_sign_in_on_our_page_with_the_demo_password(client, monkeypatch):
     from django.core.management import call_command
 

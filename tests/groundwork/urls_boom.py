@@ -10,4 +10,4 @@ def boom(request):
     raise RuntimeError("boom")
 
 
-urlpatterns = [path("boom/", boom), *real_urlpatterns]
+urlpatterns = [path("boom/", boom), path("api/v1/boom", boom), *real_urlpatterns]

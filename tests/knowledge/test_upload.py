@@ -190,18 +190,36 @@ def test_member_upload_needs_a_source_that_allows_it_and_inherits_its_acl(world,
     assert not readable_documents(world.authority(world.analyst)).filter(pk=document.pk).exists()
 
 
-def test_member_cannot_replace_an_admin_document_with_its_own_access(world, source,
-                                                                     django_capture_on_commit_callbacks):
+def test_a_members_upload_never_tells_a_hidden_name_from_a_free_one(world, source,
+                                                                    django_capture_on_commit_callbacks):
+    """A file named like a document the member cannot read becomes the member's own document, exactly as a file
+    of a free name does: same outcome, same kind of document, the hidden one untouched (no existence oracle).
+    A name the member can read is answered as before: replaced when it follows the source, else refused."""
     from tests.knowledge.conftest import ingest
 
-    ingest(world, source, external_id="plan.txt", title="Plan", body="Secret plan", visibility="restricted",
-           acl=("group:hr",))
+    ingest(world, source, external_id="layoffs-2026-plan.txt", title="Plan", body="Secret plan",
+           visibility="restricted", acl=("group:hr",))
+    ingest(world, source, external_id="rota.txt", title="Rota", body="Own access", visibility="workspace")
+    ingest(world, source, external_id="notes.txt", title="Notes", body="Follows the source")
     source.members_may_upload = True
     source.save(update_fields=["members_may_upload"])
-    got = outcomes(post_files(world.client(world.member), source.pk, [("plan.txt", b"Plan\n\nOverwritten")],
-                              django_capture_on_commit_callbacks))
-    assert got["plan.txt"][0] == "refused" and "only an admin may replace it" in got["plan.txt"][1]
-    assert Document.objects.get(source=source, external_id="plan.txt").text == "Secret plan"
+    member = world.client(world.member)
+    files = [("layoffs-2026-plan.txt", b"Plan\n\nOverwritten"), ("no-such-file.txt", b"Plan\n\nOverwritten")]
+    first = post_files(member, source.pk, files, django_capture_on_commit_callbacks)
+    assert outcomes(first) == {"layoffs-2026-plan.txt": ("added", ""), "no-such-file.txt": ("added", "")}
+    again = outcomes(post_files(member, source.pk, files, django_capture_on_commit_callbacks))
+    assert again == {"layoffs-2026-plan.txt": ("unchanged", ""), "no-such-file.txt": ("unchanged", "")}
+    assert Document.objects.get(source=source, external_id="layoffs-2026-plan.txt").text == "Secret plan"
+    mine = {d.external_id: d for d in Document.objects.filter(source=source, external_id__startswith="uploads/")}
+    assert set(mine) == {f"uploads/user-{world.member.pk}/layoffs-2026-plan.txt",
+                         f"uploads/user-{world.member.pk}/no-such-file.txt"}
+    assert all(d.acl_inherited and d.text.endswith("Overwritten") for d in mine.values())
+
+    readable = outcomes(post_files(member, source.pk, [("rota.txt", b"Rota\n\nMine"), ("notes.txt", b"Notes\n\nv2")],
+                                   django_capture_on_commit_callbacks))
+    assert readable["rota.txt"][0] == "refused" and "only an admin may replace it" in readable["rota.txt"][1]
+    assert readable["notes.txt"] == ("updated", "")
+    assert Document.objects.get(source=source, external_id="notes.txt").text.endswith("v2")
 
 
 def test_another_tenants_source_is_404(world, django_capture_on_commit_callbacks):
@@ -298,7 +316,7 @@ def test_json_records_admin_access_kept_member_access_ignored(world, source, dja
                                   "visibility": "restricted", "acl": ["group:engineering"]}]).encode()
     post_files(world.client(world.member), source.pk, [("mine.json", member_records)],
                django_capture_on_commit_callbacks)
-    m1 = Document.objects.get(source=source, external_id="m1")
+    m1 = Document.objects.get(source=source, external_id=f"uploads/user-{world.member.pk}/m1")
     assert (m1.visibility, m1.acl_inherited, m1.acl) == ("workspace", True, [])
 
 

@@ -27,6 +27,9 @@ CEILINGS = {
     "duplicated_tasks": 0,
     "stats_rank_changes": 0,
     "guessed_name_hint_gap_points": 5,
+    "ssrf_reached": 0,
+    "ssrf_port_oracle": 0,
+    "existence_oracles": 0,
 }
 
 
