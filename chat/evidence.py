@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from knowledge.chunking import heading_outline
+from knowledge.structure import Unit, structure_load, units_of
 
 Corpus = Literal["tenant", "platform"]
 
@@ -34,6 +35,13 @@ class Evidence:
     vector_similarity: float | None = None
     # The chunk's place in its record: the title, then the headings above it ("Title › Section › Sub").
     heading_path: str = ""
+    # Its sentences, headings and list items as stored at ingest (chunk offsets; empty: read on demand).
+    structure: tuple[Unit, ...] = ()
+
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        """The text's sentences, headings and list items: the stored structure, or the text read now."""
+        return units_of(self.text, self.structure)
 
     @property
     def outline(self) -> str:
@@ -62,5 +70,6 @@ def evidence_from_chunk(chunk, *, platform_tenant_id: int | None, is_platform: b
         chunk_id=chunk.pk, document_id=document.pk, title=document.title, record_url=document.record_url,
         source_kind=document.source.kind, source_name=document.source.name, text=chunk.text,
         start=chunk.start, end=chunk.end, score=0.0, heading_path=chunk.heading_path,
+        structure=structure_load(chunk.structure),
         corpus="platform" if document.tenant_id == platform_tenant_id and not is_platform else "tenant",
     )

@@ -18,7 +18,6 @@ from chat.answerability import (
     answerability_judge,
     asks_something,
     expected_answer_type,
-    heading_at,
     is_question,
     restates_question,
     typed_spans,
@@ -26,7 +25,6 @@ from chat.answerability import (
 from chat.answerability.lists import asks_for_several, heading_over, list_block
 from chat.evidence import Labelled
 from chat.terms import asked_attribute, key_terms, stem, term_set, without_final_e, words
-from knowledge.sentences import sentence_spans
 
 __all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
 
@@ -120,10 +118,11 @@ def compose_extractive_answer(
     candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]] = []
     for rank, item in enumerate(labelled_evidence):
         text = item.evidence.text
-        for start, end in sentence_spans(text):
+        for unit in item.evidence.units:
+            start, end = unit.start, unit.end
             sentence = text[start:end]
             in_list = (item.evidence.chunk_id, start) in listed  # an item answers however short ("Tom Becker")
-            if not in_list and (len(words(sentence)) < MIN_SENTENCE_WORDS or heading_at(text, start, end)
+            if not in_list and (len(words(sentence)) < MIN_SENTENCE_WORDS or unit.heading
                                 or asks_something(sentence)):
                 continue  # too short, a heading, or a question of the record's own: none of them answers
             stems = term_set(sentence)
@@ -173,7 +172,7 @@ def _compose_read(question: str, labelled_evidence: Sequence[Labelled], lead: Ve
         return ExtractiveAnswer(text="", sentences=[])
     block = sorted(start for chunk_id, start in listed if chunk_id == lead.chunk_id)
     if block:
-        spans = dict(sentence_spans(first.evidence.text))
+        spans = {u.start: u.end for u in first.evidence.units}
         for start in block[:LIST_MAX_SENTENCES]:
             add(first, start, spans.get(start, lead.end if start == lead.start else start), lead.support)
     else:
@@ -212,11 +211,12 @@ def _lead_list(lead: Verdict | None, labelled_evidence: Sequence[Labelled], term
         return set()
     for item in labelled_evidence:
         if item.evidence.chunk_id == lead.chunk_id:
-            heading = heading_over(item.evidence.text, lead.start, item.evidence.outline)
+            heading = heading_over(item.evidence.text, lead.start, item.evidence.outline, item.evidence.units)
             # ("charging" names what "charge" asks about)
             if not {without_final_e(t) for t in term_set(heading)} & {without_final_e(t) for t in terms}:
                 return set()
-            return {(lead.chunk_id, start) for start, _ in list_block(item.evidence.text, lead.start)}
+            return {(lead.chunk_id, start) for start, _ in list_block(item.evidence.text, lead.start,
+                                                                      item.evidence.units)}
     return set()
 
 

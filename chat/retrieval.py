@@ -29,6 +29,7 @@ from knowledge.retrieval import Hit, QueryVector, hybrid_search, query_vectors
 from knowledge.retrieval.hints import probe_query
 from knowledge.retrieval.lexical import query_lexemes
 from knowledge.retrieval.statistics import corpus_stats, idf_for
+from knowledge.structure import Unit, structure_load, units_joined
 
 # "?" and ";" end a question. " and " joins two questions only when what follows it opens a question of its own
 # ("… take and how many …"); otherwise it joins two things one question asks about ("printing, and distribution
@@ -107,7 +108,7 @@ def evidence_from_hit(hit: Hit) -> Evidence:
         chunk_id=hit.chunk_id, document_id=hit.document_id, title=hit.title, record_url=hit.record_url,
         source_kind=hit.source_kind, source_name=hit.source_name, text=hit.text, start=hit.start, end=hit.end,
         score=hit.score, lexical_rank=hit.lexical_rank, vector_rank=hit.vector_rank, corpus=hit.corpus,
-        vector_similarity=hit.vector_similarity, heading_path=hit.heading_path,
+        vector_similarity=hit.vector_similarity, heading_path=hit.heading_path, structure=hit.structure,
     )
 
 
@@ -145,11 +146,12 @@ def evidence_widen(authority: Authority, evidence: Sequence[Evidence], *, top: i
         near_ordinals = [row["ordinal"] + d for d in range(-WIDEN_REACH, WIDEN_REACH + 1) if d]
         wanted |= Q(document_id=row["document_id"], ordinal__in=near_ordinals)
     near = {(row["document_id"], row["ordinal"]): row for row in readable_chunks(authority).filter(wanted)
-            .values("pk", "document_id", "ordinal", "token_count", "start", "end", "heading_path")}
+            .values("pk", "document_id", "ordinal", "token_count", "start", "end", "heading_path", "structure")}
     covered: set[int] = set()
     kept: list[Evidence] = []
     spans: dict[int, tuple[int, int, int]] = {}  # position in `kept` -> (record, start, end) to read
     paths: dict[int, str] = {}  # position in `kept` -> the heading path every joined chunk sits under
+    units: dict[int, tuple[Unit, ...]] = {}  # position in `kept` -> the joined chunks' stored structure
     for rank, item in enumerate(evidence):
         if item.chunk_id in covered:
             continue  # joined to a better-ranked chunk of its record
@@ -160,10 +162,14 @@ def evidence_widen(authority: Authority, evidence: Sequence[Evidence], *, top: i
             spans[len(kept)] = (item.document_id, min([item.start, *(p["start"] for p in joined)]),
                                 max([item.end, *(p["end"] for p in joined)]))
             paths[len(kept)] = shared_heading_path([item.heading_path, *(p["heading_path"] for p in joined)])
+            pieces = [(item.start, item.structure), *((p["start"], structure_load(p["structure"])) for p in joined)]
+            if all(piece_units for _, piece_units in pieces):
+                units[len(kept)] = units_joined(pieces, spans[len(kept)][1])
         kept.append(item)
     passages = _record_passages(authority, spans)
     # Nothing joined, or the record's text is not at hand: the chunk as found.
-    return tuple(replace(item, text=passages[i], start=spans[i][1], end=spans[i][2], heading_path=paths[i])
+    return tuple(replace(item, text=passages[i], start=spans[i][1], end=spans[i][2], heading_path=paths[i],
+                         structure=units.get(i, ()))
                  if i in passages else item for i, item in enumerate(kept))
 
 

@@ -194,6 +194,9 @@ class Chunk(models.Model):
     # Where the span sits in the original file, for viewers and citations: "page 3", "pages 3–4", "slide 2",
     # "sheet Budget". Empty for records without pages.
     location = models.CharField(max_length=200, blank=True, default="", db_default="")
+    # The text's sentences, headings and list items, [[start, end, kind], ...] in chunk offsets
+    # (knowledge.structure), read once at ingest; empty for chunks written before it was stored (read on demand).
+    structure = models.JSONField(default=list, blank=True, db_default=[])
     # Trigger-maintained copies of the document's access columns (see module docstring).
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+", editable=False)
     visibility = models.CharField(max_length=10, choices=Visibility.choices, editable=False)

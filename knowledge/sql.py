@@ -130,7 +130,8 @@ def chunk_embeddings_write(*, space_id: int, ids: Sequence[int], vectors: Sequen
 
 _CHUNK_COPY_COLUMNS = sql.SQL(", ").join(
     sql.Identifier(column)
-    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count", "location")
+    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count", "location",
+                   "structure")
 )
 # Postgres refuses COPY FROM into a table with row-level security (groundwork/rls.py), so COPY fills a
 # session-private staging table (no RLS, emptied at commit) and one INSERT … SELECT moves the rows, checked by
@@ -145,7 +146,8 @@ CHUNKS_FROM_STAGING = sql.SQL(
 
 
 def chunks_copy(rows: Iterable[tuple]) -> None:
-    """Insert chunks (document_id, ordinal, text, start, end, heading_path, token_count, location) with COPY.
+    """Insert chunks (document_id, ordinal, text, start, end, heading_path, token_count, location, structure as
+    JSON text) with COPY.
 
     The access columns (tenant_id, visibility, acl) are filled from the document by the
     knowledge_chunk_access_fill trigger, which fires on the INSERT; `search` is generated.

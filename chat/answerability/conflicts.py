@@ -9,6 +9,7 @@ import re
 from chat.answerability.answer_types import FACTOID_TYPES, NAME_SPAN, AnswerType, typed_spans
 from chat.terms import STOPWORDS, acronyms, content_words, normalise, numbers, spelled_out, stem, term_set, words
 from findings.audit import HEDGE_FAMILIES
+from knowledge.structure import heading_at, is_heading  # noqa: F401 (chat.answerability exports them)
 
 # Words that deny a sentence's claim. Not "without": "can be expensed without a ticket" says how, and the claim
 # stands (on SQuAD's odd articles leaving it out changed no verdict).
@@ -155,33 +156,6 @@ def restates_question(sentence: str, question: str, answer_type: AnswerType, *, 
     if answer_type not in FACTOID_TYPES:
         return True
     return not (typed if typed is not None else typed_spans(sentence, answer_type, question))
-
-
-_HEADING_END = re.compile(r"[.!?:;\"')\]]$")
-
-
-def is_heading(sentence: str) -> bool:
-    """A heading or bare title, not a statement: a Markdown heading, up to three words without closing
-    punctuation ("Steam engine"), or a line of Title Case words ("Refund Policy for Business Customers")."""
-    text = sentence.strip()
-    if text.startswith("#"):
-        return True
-    tokens = text.split()
-    if not tokens:
-        return True
-    if _HEADING_END.search(text):
-        return False
-    if len(tokens) <= 3:
-        return True
-    titled = [t for t in tokens if t[:1].isalpha()]
-    return len(tokens) <= 12 and bool(titled) and all(t[0].isupper() or t.lower() in STOPWORDS for t in titled)
-
-
-def heading_at(text: str, start: int, end: int) -> bool:
-    """`is_heading` for the sentence at text[start:end], seeing its line: `sentence_spans` trims a Markdown
-    heading's "#" marks, and "Perch Roadmap 2026 (draft)" without them ends like a statement."""
-    line_start = text.rfind("\n", 0, start) + 1
-    return text[line_start:start].lstrip().startswith("#") or is_heading(text[start:end])
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")

@@ -19,10 +19,10 @@ from knowledge.sentences import sentence_spans
 READER_TOP_K = 3
 
 
-def evidence_windows(model: ReaderModel, texts: Sequence[str]) -> list[tuple[int, Window]]:
-    """(text index, window) for every reading window of `texts`; the sentences' word pieces are counted in one
-    tokenizer call."""
-    spans = [sentence_spans(text, keep_list_markers=True) for text in texts]
+def evidence_windows(model: ReaderModel, passages: Sequence[tuple[str, Sequence[tuple[int, int]]]]
+                     ) -> list[tuple[int, Window]]:
+    """(passage index, window) for every reading window of `passages` ((text, sentence spans) each); the
+    sentences' word pieces are counted in one tokenizer call."""
     memo: dict[str, int] = {}
 
     def count(parts: list[str]) -> list[int]:
@@ -31,12 +31,16 @@ def evidence_windows(model: ReaderModel, texts: Sequence[str]) -> list[tuple[int
             memo.update(zip(missing, model.count_tokens(missing), strict=True))
         return [memo[p] for p in parts]
 
-    count([text[s:e] for text, ss in zip(texts, spans, strict=True) for s, e in ss])
+    count([text[s:e] for text, spans in passages for s, e in spans])
     out: list[tuple[int, Window]] = []
-    for index, (text, ss) in enumerate(zip(texts, spans, strict=True)):
-        units = reading_units(text, ss, count)
+    for index, (text, spans) in enumerate(passages):
+        units = reading_units(text, spans, count)
         out.extend((index, w) for w in covering_windows(units, count([text[s:e] for s, e in units])))
     return out
+
+
+def _spans(item: Evidence) -> list[tuple[int, int]]:
+    return [(u.start, u.end) for u in item.units]
 
 
 def claim_passage(model: ReaderModel, claim: str, text: str) -> str:
@@ -47,14 +51,13 @@ def claim_passage(model: ReaderModel, claim: str, text: str) -> str:
     found = re.search(r"\s+".join(re.escape(word) for word in opening), text) if opening else None
     if found is None:
         return claim
-    for _, window in evidence_windows(model, [text]):
+    for _, window in evidence_windows(model, [(text, sentence_spans(text))]):
         if window.start <= found.start() < window.end:
             return text[window.start:window.end]
     return claim
 
 
-def _sentence_at(text: str, position: int) -> tuple[int, int]:
-    spans = sentence_spans(text)
+def _sentence_at(spans: Sequence[tuple[int, int]], text: str, position: int) -> tuple[int, int]:
     for start, end in spans:
         if start <= position < end:
             return start, end
@@ -70,7 +73,8 @@ def reader_judge(question: str, evidence: Sequence[Evidence], *, top_k: int = RE
     model = model or reader_get()
     if not top:
         return Verdict(False, answer_type, reasons=("no_evidence",), probability=0.0, judge=model.version)
-    windows = evidence_windows(model, [item.text for item in top])
+    spans = [_spans(item) for item in top]
+    windows = evidence_windows(model, [(item.text, own) for item, own in zip(top, spans, strict=True)])
     if not windows:
         return Verdict(False, answer_type, reasons=("no_sentence",), probability=0.0, judge=model.version)
     readings = model.read(question, [top[i].text[w.start:w.end] for i, w in windows])
@@ -85,7 +89,7 @@ def reader_judge(question: str, evidence: Sequence[Evidence], *, top_k: int = RE
         item = top[index]
         span_start = window.start + max(reading.span_start, 0)
         span_end = window.start + max(reading.span_end, 0)
-        start, end = _sentence_at(item.text, span_start)
+        start, end = _sentence_at(spans[index], item.text, span_start)
         if any(a.chunk_id == item.chunk_id and a.start == start for a in answers):
             continue  # the same sentence read again in the overlapping window
         answers.append(AnswerSpan(chunk_id=item.chunk_id, start=start, end=end, span_start=span_start,

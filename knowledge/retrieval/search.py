@@ -14,6 +14,7 @@ from django.db import DatabaseError, connection, transaction
 
 from groundwork.authority import Authority
 from groundwork.rls import in_current_scope
+from knowledge.structure import structure_load
 
 from ..access import chunk_access_params
 from .channels import ChannelHits, ChannelQuery, channels_registered
@@ -245,7 +246,7 @@ def _hydrate(authority: Authority, fused: list[Fused], paths: dict[int, tuple[st
         rows = cursor.fetchall()
     hits = []
     for (cid, doc_id, ordinal, text, start, end, heading, title, url, source_id, source_name, source_kind,
-         author_id, tenant_id) in rows:
+         author_id, tenant_id, structure) in rows:
         f = by_id[cid]
         hits.append(Hit(
             chunk_id=cid, document_id=doc_id, ordinal=ordinal, text=text, start=start, end=end,
@@ -254,6 +255,7 @@ def _hydrate(authority: Authority, fused: list[Fused], paths: dict[int, tuple[st
             vector_rank=f.vector_rank, lexical_score=f.lexical_score, vector_similarity=f.vector_similarity,
             corpus="platform" if tenant_id == authority.platform_tenant_id and not authority.is_platform
             else "tenant", channel_ranks=dict(f.ranks), path=(paths or {}).get(cid, ()) if f.ranks else (),
+            structure=structure_load(structure),
         ))
     return hits
 

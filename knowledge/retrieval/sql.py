@@ -285,7 +285,7 @@ FILTERED_COUNT_PREDICATE = sql.SQL(
 HYDRATE = sql.SQL(
     """
     SELECT c.id, c.document_id, c.ordinal, c.text, c.start, c."end", c.heading_path, d.title, d.record_url,
-           d.source_id, s.name, s.kind, d.author_id, c.tenant_id
+           d.source_id, s.name, s.kind, d.author_id, c.tenant_id, c.structure
       FROM knowledge_chunk c
       JOIN knowledge_document d ON d.id = c.document_id
       JOIN knowledge_source s ON s.id = d.source_id

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from knowledge.structure import Unit
+
 
 class RetrievalUnavailable(Exception):
     """The corpus could not be searched. `cause` is a short machine-readable reason."""
@@ -78,6 +80,7 @@ class Hit:
     # chunk, e.g. ("OPS-12", "owns", "Priya Nair", "reports_to", "Marcus Lee").
     channel_ranks: dict[str, int] = field(default_factory=dict)
     path: tuple[str, ...] = ()
+    structure: tuple[Unit, ...] = ()  # the chunk's stored sentences, headings and list items (knowledge.structure)
 
     @property
     def channels(self) -> tuple[str, ...]:

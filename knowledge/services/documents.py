@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
@@ -30,6 +31,7 @@ from ..models import Chunk, Document, DocumentAcl, DocumentLink, Source, SourceA
 from ..parsing import ParseError, parse_body
 from ..record_links import LinkRef, links_extract, own_ticket_key
 from ..sql import chunks_copy, document_links_write, source_defaults_share
+from ..structure import structure_dump, text_structure
 from .grants import _documents_access_apply, _principal_ids, _require_writer, source_upload_allowed
 from .records import DocumentInput, IngestResult, metadata_sanitise
 
@@ -294,8 +296,9 @@ def documents_resume(*, document_ids: Sequence[int]) -> None:
 
 def _chunk_row(document_id: int, ordinal: int, span, text: str, location: str = "") -> tuple:
     """One row for `chunks_copy`, in its column order; the access columns come from the trigger."""
-    return (document_id, ordinal, text[span.start:span.end], span.start, span.end, span.heading_path,
-            span.token_count, location)
+    chunk = text[span.start:span.end]
+    return (document_id, ordinal, chunk, span.start, span.end, span.heading_path, span.token_count, location,
+            json.dumps(structure_dump(text_structure(chunk))))
 
 
 def document_ingest(*, authority: Authority, source: Source, item: DocumentInput) -> IngestResult:
