@@ -93,3 +93,4 @@ train-reader: venv
 	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.train --out var/reader-train
 	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.export --work var/reader-train
 	$(BIN)/python manage.py fit_reader --write
+	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.card
