@@ -42,6 +42,11 @@ def answerability_decide(question: str, decision: GateDecision, verdict: Verdict
     if decision.answer and not verdict.answerable:
         return replace(decision, answer=False, reason="not_answerable:" + ";".join(verdict.reasons),
                        gap_kind=GapKind.KNOWLEDGE_MISSING)
+    if (not decision.answer and decision.reason == "low_similarity" and verdict.probability is not None):
+        # The reader read the evidence: sure enough, it answers where the similarity bar was not met.
+        if verdict.answerable and verdict.confident:
+            return replace(decision, answer=True, reason="read_answer", gap_kind=None)
+        return decision
     if (not decision.answer and decision.reason == "low_similarity" and verdict.answerable
             and verdict.answer_type in FACTOID_TYPES and verdict.chunk_id == top_chunk_id
             and verdict.support >= FACTOID_MIN_SUPPORT and len(question.split()) <= SHORT_QUESTION_WORDS):

@@ -102,5 +102,5 @@ def reader_judge(question: str, evidence: Sequence[Evidence], *, top_k: int = RE
         sentence=text[best.start:best.end], start=best.start, end=best.end, span=text[best.span_start:best.span_end],
         span_start=best.span_start, span_end=best.span_end,
         reasons=() if answerable else (f"reader:{best.probability:.2f}",), probability=best.probability,
-        judge=model.version, answers=tuple(answers),
+        judge=model.version, answers=tuple(answers), confident=best.probability >= model.meta.rescue,
     )

@@ -119,6 +119,9 @@ class Verdict:
     judge: str = ""  # the version id of the judge that made it (chat.answerability.judge)
     # Every answer the reader found, best first, the verdict's own first (empty from the rules).
     answers: tuple[AnswerSpan, ...] = ()
+    # The reader is sure enough to answer even where the retrieval gate found the evidence only weakly similar
+    # (its probability reaches the fitted rescue bar; chat.answerability.decide).
+    confident: bool = False
 
 
 @dataclass(frozen=True)

@@ -75,23 +75,27 @@ def read_all(rows: list[dict], judge: Judge, *, compose: bool = True) -> list[di
         answer_hit = False
         if compose:
             context = assemble_context(row["question"], evidence, token_budget=settings.ANSWER_CONTEXT_TOKENS)
-            answer_hit = _hit(compose_extractive_answer(row["question"], context.labelled, lead=verdict).text,
+            # Composed as it would be if answered (what the threshold decides is whether it is).
+            lead = replace(verdict, answerable=True)
+            answer_hit = _hit(compose_extractive_answer(row["question"], context.labelled, lead=lead).text,
                               row["answers"])
         out.append({"verdict": verdict, "lead_hit": bool(verdict.sentence) and _hit(verdict.sentence, row["answers"]),
                     "answer_hit": answer_hit})
     return out
 
 
-def outcomes(rows: list[dict], reads: list[dict], threshold: float | None = None) -> list[dict]:
+def outcomes(rows: list[dict], reads: list[dict], threshold: float | None = None,
+             rescue: float | None = None) -> list[dict]:
     """The rows' outcomes through the decide step, with the verdicts' own answerability or, given a
-    `threshold`, answerable when the verdict's probability reaches it."""
+    `threshold` (and a `rescue` bar), answerable (and confident) when the verdict's probability reaches it."""
     out = []
     for row, read in zip(rows, reads, strict=True):
         verdict = read["verdict"]
         answered = False
         if verdict is not None:
             if threshold is not None and verdict.probability is not None:
-                verdict = replace(verdict, answerable=verdict.probability >= threshold)
+                verdict = replace(verdict, answerable=verdict.probability >= threshold,
+                                  confident=verdict.probability >= (rescue if rescue is not None else 2.0))
             decision = answerability_decide(row["question"], GateDecision(**row["gate"]), verdict,
                                             top_chunk_id=row["evidence"][0]["chunk_id"])
             answered = decision.answer

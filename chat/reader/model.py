@@ -50,6 +50,8 @@ class ReaderMeta:
     version: str
     sha256: str
     threshold: float  # answerable when the calibrated probability reaches it
+    # Answerable although the retrieval gate refused the evidence as too weakly similar (chat.answerability.decide).
+    rescue: float = 1.01
     scale: float = 1.0  # calibration: probability = sigmoid(scale * logit + shift)
     shift: float = 0.0
 
@@ -61,7 +63,8 @@ def reader_meta(path: Path = META_PATH) -> ReaderMeta:
     payload = json.loads(path.read_text(encoding="utf-8"))
     calibration = payload.get("calibration", {})
     return ReaderMeta(version=payload["version"], sha256=payload["sha256"], threshold=float(payload["threshold"]),
-                      scale=float(calibration.get("scale", 1.0)), shift=float(calibration.get("shift", 0.0)))
+                      rescue=float(payload.get("rescue", 1.01)), scale=float(calibration.get("scale", 1.0)),
+                      shift=float(calibration.get("shift", 0.0)))
 
 
 def _sha256(path: Path) -> str:

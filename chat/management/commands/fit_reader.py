@@ -63,22 +63,27 @@ class Command(BaseCommand):
                     p = min(max(verdict.probability, 1e-6), 1 - 1e-6)
                     read["verdict"] = verdict.__class__(**{**verdict.__dict__,
                                                            "probability": calibrated.probability(np.log(p / (1 - p)))})
-        best = (0.5, -1.0)
-        for threshold in np.linspace(0.02, 0.98, 97):
-            result = figures(outcomes(collected["even"], reads["even"], float(threshold)))
-            if result["balanced"] > best[1]:
-                best = (float(threshold), result["balanced"])
-        threshold = round(best[0], 3)
+        # The refusal threshold and the rescue bar (answer where the gate found the evidence too weakly similar)
+        # with the best balanced accuracy on the even half.
+        best = (0.5, 2.0, -1.0)
+        for threshold in np.linspace(0.02, 0.98, 49):
+            for rescue in [*np.linspace(max(0.5, threshold), 0.98, 13), 2.0]:
+                result = figures(outcomes(collected["even"], reads["even"], float(threshold), float(rescue)))
+                if result["balanced"] > best[2]:
+                    best = (float(threshold), float(rescue), result["balanced"])
+        threshold, rescue = round(best[0], 3), round(best[1], 3)
         report = {"calibration": {"scale": round(scale, 4), "shift": round(shift, 4)}, "threshold": threshold,
-                  "even": figures(outcomes(collected["even"], reads["even"], threshold)),
-                  "odd": figures(outcomes(collected["odd"], reads["odd"], threshold))}
+                  "rescue": rescue,
+                  "even": figures(outcomes(collected["even"], reads["even"], threshold, rescue)),
+                  "odd": figures(outcomes(collected["odd"], reads["odd"], threshold, rescue))}
         self.stdout.write(json.dumps(report, indent=1))
         out_dir = rows
-        write_rows(out_dir / "odd-outcomes.jsonl", outcomes(collected["odd"], reads["odd"], threshold))
+        write_rows(out_dir / "odd-outcomes.jsonl", outcomes(collected["odd"], reads["odd"], threshold, rescue))
         if write:
             payload = json.loads(META_PATH.read_text(encoding="utf-8"))
             payload["calibration"] = report["calibration"]
             payload["threshold"] = threshold
+            payload["rescue"] = rescue
             payload["fitted"] = {"on": "SQuAD 2.0 dev, even-indexed articles", "even": report["even"],
                                  "odd_held_out": report["odd"]}
             META_PATH.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
