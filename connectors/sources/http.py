@@ -21,7 +21,7 @@ from django.conf import settings
 
 from .base import ConnectorError
 
-_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+_NEXT = re.compile(r'<([^<>]+)>\s*;\s*rel="?next"?')
 
 
 class ApiError(ConnectorError):
