@@ -17,8 +17,9 @@ from chat.evidence import Evidence
 
 _GROUP = r"\[[ \t]*S\d+(?:[ \t]*[,;][ \t]*S\d+)*[ \t]*\]"
 GROUP_RE = re.compile(_GROUP)
-CLUSTER_RE = re.compile(rf"[ \t]*{_GROUP}(?:[ \t]*{_GROUP})*")
-_GROUP_WITH_SPACE_RE = re.compile(rf"([ \t]*)({_GROUP})")
+# `(?<![ \t])`: a run of spaces is tried from its first one only (the same matches; a long run is read once).
+CLUSTER_RE = re.compile(rf"(?<![ \t])[ \t]*{_GROUP}(?:[ \t]*{_GROUP})*")
+_GROUP_WITH_SPACE_RE = re.compile(rf"(?<![ \t])([ \t]*)({_GROUP})")
 _LABEL_RE = re.compile(r"S\d+")
 
 

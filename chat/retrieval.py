@@ -36,7 +36,7 @@ from knowledge.structure import Unit, structure_load, units_joined
 # of scientific journals"), and searching those halves apart tests fragments that match anything by chance (CISI
 # queries asked of the SciFact tenant: 6 of the 11 answered were answered on such a fragment).
 _SPLIT = re.compile(r"\?+|;+")
-_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
+_AND = re.compile(r"(?<!\s)\s+and\s+", re.IGNORECASE)
 
 
 # Longer than this, a question is one information need described at length (a paragraph, a pasted

@@ -142,7 +142,7 @@ def asked_time(question: str, *, now: datetime | None = None) -> AskedTime:
 # "Who headed Support before Marcus Lee?", "What was the R&D budget before $2.1M?": a value where a date would stand,
 # up to the end of the clause (a comma between digits is part of an amount). Which claim holds that value, and so
 # the instant asked about, is for the findings to say (`anchored_time`).
-_ANCHOR = re.compile(r"\s*\b(?P<word>before|prior\s+to|after)\s+(?P<value>(?:[^?!;,]|(?<=\d),(?=\d))+)",
+_ANCHOR = re.compile(r"(?<!\s)\s*\b(?P<word>before|prior\s+to|after)\s+(?P<value>(?:[^?!;,]|(?<=\d),(?=\d))+)",
                      re.IGNORECASE)
 
 

@@ -73,7 +73,7 @@ def _hold_from(text: str, *, require_bracket: bool) -> int:
     return len(text)
 
 
-_PARTIAL_AT_END = re.compile(r"\[[ \t]*(?:S(?:\d+(?:[ \t]*[,;][ \t]*(?:S\d*)?)*)?)?[ \t]*\Z")
+_PARTIAL_AT_END = re.compile(r"\[[ \t]*+(?:S(?:\d+(?:[ \t]*[,;][ \t]*+(?:S\d*)?)*)?)?[ \t]*\Z")
 
 
 def ends_with_partial_label(text: str) -> bool:

@@ -180,7 +180,7 @@ def _read_markdown(name: str, data: bytes) -> list[ParsedFile]:
     return [ParsedFile(title=title or _stem(name), body=text, format="markdown")]
 
 
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HTML_TITLE = re.compile(r"<title[^<>]*>((?:(?!<title).)*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 def _read_html(name: str, data: bytes) -> list[ParsedFile]:

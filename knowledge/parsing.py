@@ -26,7 +26,7 @@ class Parsed:
 
 
 FORMATS = ("text", "markdown", "html")
-_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*[^ \t#\n]|.+?)[ \t#]*$", re.MULTILINE)
 _FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
 
 

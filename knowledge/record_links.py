@@ -19,14 +19,15 @@ LINK_KINDS = ("url", "doc", "wiki", "ticket")
 MAX_LINKS_PER_DOCUMENT = 200
 MAX_KEY_LENGTH = 500
 
-_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]{0,300})\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_HTML_LINK = re.compile(r"<a\s[^>]*?href\s*=\s*[\"']([^\"']+)[\"'][^>]*>(.*?)</a>", re.IGNORECASE | re.DOTALL)
+_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]{0,300})\]\(\s*<?((?:[^)\s>\]]|\](?!\())+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_HTML_LINK = re.compile(r"<a\s[^<>]*?href\s*=\s*[\"']([^\"']+)[\"'][^<>]*>((?:(?!<a\s).)*?)</a>",
+                        re.IGNORECASE | re.DOTALL)
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
 # Two to ten capitals (a digit may follow the first), a dash, a number: JIRA/Linear-style keys. Not preceded by
 # a letter, digit or dash, so "X-ABC-12" or a UUID fragment does not yield one.
 TICKET_KEY = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]{1,9}-[0-9]{1,6})(?![\w-])")
 _VIEWER = re.compile(r"^/t/[\w-]+/documents/([0-9]{1,18})/?(?:[#?].*)?$")
-_TAGS = re.compile(r"<[^>]+>")
+_TAGS = re.compile(r"<[^<>]+>")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ _ABBREVIATIONS = frozenset(
 )
 # The mark a list item opens with: a bullet, or a number with a full stop or a bracket ("3.", "2)").
 LIST_ITEM_MARK = r"(?:[-*+•]|\d+[.)])"
-_END = re.compile(r"[.!?]+[\"')\]]*(?=\s+[\"'(\[]?[A-Z0-9])")
+_END = re.compile(r"(?<![.!?])[.!?]++[\"')\]]*+(?=\s+[\"'(\[]?[A-Z0-9])")
 # A blank line, and a line break before a list item, before or after a table row ("| 2025-05-05 | Planned go-live |"),
 # or before a line opening with a bracket (a chat log's "[2025-07-03 09:12] Omar: ...", a reference "[2] Smith"):
 # each such line is an entry of its own, whatever the line before ends with ("... revision C." reads as an initial).
@@ -28,13 +28,27 @@ _LINE_BREAK = re.compile(r"\n")
 
 
 def _abbreviation_before(text: str, dot: int) -> bool:
-    word = re.search(r"([A-Za-z.]+)\Z", text[:dot])
-    if word is None:
+    # Read backwards from the dot, not with a regex over `text[:dot]`: that rescans the text before every full
+    # stop, quadratic in a long paragraph.
+    start = dot
+    while start > 0 and text[start - 1] in _WORD_BEFORE_DOT:
+        start -= 1
+    if start == dot:
         return False
-    token = word.group(1).lower().strip(".")
-    if len(token) == 1 and re.search(r"\d\s?\Z", text[:word.start()]):
+    token = text[start:dot].lower().strip(".")
+    if len(token) == 1 and _after_number(text, start):
         return False  # a unit after a number ("charging runs at 20 A."), not an initial
     return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
+
+
+_WORD_BEFORE_DOT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+
+
+def _after_number(text: str, at: int) -> bool:
+    """A digit ends `text[:at]`, or a digit and one space."""
+    if at > 1 and text[at - 1].isspace():
+        at -= 1
+    return at > 0 and text[at - 1].isdecimal()
 
 
 _NUMBERED_ITEM = re.compile(r"[ \t]*\d{1,2}[.)]")
@@ -52,6 +66,16 @@ def _trimmed(text: str, start: int, end: int, markers: bool) -> tuple[int, int] 
     return (start, end) if end > start else None
 
 
+def _numbered_item(text: str, since: int, match: re.Match) -> bool:
+    """`match` closes a number that opens its line ("1." of a numbered item). Only the text from `since` (the end
+    of the previous sentence, which ends in a mark no item's number holds) is searched for the line start, so a
+    long line is not read again for every full stop in it."""
+    newline = text.rfind("\n", since, match.start())
+    if newline < 0 and since > 0:
+        return False
+    return _NUMBERED_ITEM.fullmatch(text, newline + 1, match.end()) is not None
+
+
 def sentence_spans(text: str, *, line_breaks: bool = False, keep_list_markers: bool = False) -> list[tuple[int, int]]:
     """`(start, end)` of each sentence of `text`, in order. `line_breaks`: every line break ends a sentence
     (extraction, where a heading or a bullet without a full stop is a statement of its own).
@@ -66,7 +90,7 @@ def sentence_spans(text: str, *, line_breaks: bool = False, keep_list_markers: b
         for match in _END.finditer(text, block_start, block_end):
             if text[match.start()] == "." and _abbreviation_before(text, match.start()):
                 continue
-            if _NUMBERED_ITEM.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.end()):
+            if _numbered_item(text, start if start > block_start else 0, match):
                 continue  # the "1." of a numbered item ends no sentence
             span = _trimmed(text, start, match.end(), markers)
             if span:

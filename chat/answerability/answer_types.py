@@ -142,7 +142,7 @@ _MEASURE_UNITS = {"long": f"{_TIME_UNITS}|{_LENGTH_UNITS}", "far": _LENGTH_UNITS
                   "heavy": _MASS_UNITS, "fast": _SPEED_UNITS}
 _MEASURE_SPANS = {
     adjective: re.compile(rf"(?:\b(?:about|around|some|nearly|almost|over|under|roughly)\s+)?"
-                          rf"(?:\b\d+(?:[.,]\d+)*\s*-?\s*"
+                          rf"(?:\b\d+(?:[.,]\d+)*\s*+-?\s*"
                           rf"|\b(?:{_NUMBER_WORDS}|an?|several|few)(?:[- ](?:{_NUMBER_WORDS}))?(?:\s+|-))"
                           rf"(?:[a-z]+\s+)?(?:{units})\b", re.IGNORECASE)  # "5 business days", "ten more years"
     for adjective, units in _MEASURE_UNITS.items()
@@ -195,8 +195,9 @@ _NOT_PERSON_OR_PLACE = re.compile(rf"(?:(?:{_MONTHS}|monday|tuesday|wednesday|th
 # "Who is eligible for parental leave?" — "All permanent employees are eligible from their first day.": who can,
 # may or must do something is often a kind of people, not a name. Only where the sentence names no one. On SQuAD
 # (judged offline, gate-answered questions): odd articles +2 answer sentences holding the gold span ("the courts of
-# member states"), unanswerable ones refused unchanged; even articles -1 refused, span hits unchanged.
-_PEOPLE_SPAN = re.compile(r"\b(?:(?:all|every|any|permanent|full-time|part-time|new|primary|secondary)\s+)*"
+# member states"), unanswerable ones refused unchanged; even articles -1 refused, span hits unchanged. Up to four
+# modifiers: unbounded, a run of them was read again from each one.
+_PEOPLE_SPAN = re.compile(r"\b(?:(?:all|every|any|permanent|full-time|part-time|new|primary|secondary)\s+){0,4}"
     r"(?:employees?|staff|contractors?|members?|users?|customers?|managers?|caregivers?|parents?|students?|"
     r"teachers?|residents?|citizens?|workers?|people|everyone|anyone|admins?|administrators?|owners?|"
     r"engineers?|analysts?|visitors?|guests?|volunteers?|interns?|partners?|vendors?|suppliers?)\b", re.IGNORECASE)
@@ -323,7 +324,7 @@ _HOW_MANY_OF = re.compile(r"\bhow\s+many\s+(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*\s
 _NUMBER_THEN_PHRASE = re.compile(rf"\b(?:\d[\d,.]*|{_NUMBER_WORDS})\b((?:[\s-]+[\w-]+){{1,7}})", re.IGNORECASE)
 # "What is the runtime of the K2?", "What is the K2's runtime?": the noun naming what is asked about X.
 _ASKED_NOUN = re.compile(r"^\W*(?:what|which)\s+(?:is|are|was|were)\s+(?:the\s+)?(?:[\w-]+['’]s\s+)?"
-                         r"(?:[\w-]+\s+){0,2}?([a-z][\w-]*)\s*(?:\?|$|\s+(?:of|for|in|on|at|to)\b)", re.IGNORECASE)
+                         r"(?:[\w-]+\s+){0,2}?([a-z][\w-]*)\s*+(?:\?|$|(?<=\s)(?:of|for|in|on|at|to)\b)", re.IGNORECASE)
 # A "Key: value" line: the key, and the value's start.
 _LABEL = re.compile(r"^\s*([A-Za-z][\w /()-]{0,40}):\s+(\S.*)", re.DOTALL)
 _NUMBER_FIRST = re.compile(r"(?:about\s+|around\s+)?\d", re.IGNORECASE)

@@ -112,7 +112,7 @@ def antonym_conflict(question: str, sentence: str) -> str | None:
 # "Who did King Charles III swear fealty to?": the slot is what follows the final preposition. When the
 # sentence fills that place with a name the question already holds, the roles are the other way round.
 _TRAILING_PREPOSITION = re.compile(
-    r"\b([^\W\d_]+)\s+(to|from|with|by|for|of|on|at|into|against|under|over)((?:\s+[a-z]+){0,3})\s*[?.!]*\s*$")
+    r"\b([^\W\d_]+)\s+(to|from|with|by|for|of|on|at|into|against|under|over)((?:\s+[a-z]+){0,3})\s*+[?.!]*+\s*$")
 
 
 def swapped_entity(question: str, sentence: str) -> str | None:

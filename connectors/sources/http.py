@@ -30,7 +30,7 @@ from .egress import PinnedAdapter, host_check
 
 logger = logging.getLogger(__name__)
 
-_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+_NEXT = re.compile(r'<([^<>]+)>\s*;\s*rel="?next"?')
 
 
 class ApiError(ConnectorError):

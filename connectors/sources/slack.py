@@ -32,7 +32,7 @@ from .export_files import ExportFiles
 # A channel folder is named by one path component: a name from channels.json never reaches outside the export.
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,79}$")
 _DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.json$")
-_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^<>]*)?>")
 # Housekeeping messages that carry no knowledge.
 _SKIPPED_SUBTYPES = {"channel_join", "channel_leave", "channel_purpose", "channel_topic", "channel_name",
                      "channel_archive", "channel_unarchive", "group_join", "group_leave", "pinned_item"}

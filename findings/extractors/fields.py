@@ -64,19 +64,22 @@ OFFICES = frozenset({"chair", "co-chair", "vice chair", "vice-chair", "secretary
 
 _ISSUE_KEY = re.compile(r"[A-Z][A-Z0-9]{1,9}-\d{1,7}")
 _TITLE_KEY = re.compile(r"^\[?(" + _ISSUE_KEY.pattern + r")\]?(?![\w-])")
-_TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+# Searched patterns start a whitespace run at its first character only (`(?<!\s)`: same matches, but a long run is
+# not rescanned from each of its spaces), and of two quantifiers that could share a run the first takes it whole
+# (`*+`): linear on any record (tests/test_regex_linear.py).
+_TRAILING_PAREN = re.compile(r"(?<!\s)\s*\([^()]*\)\s*$")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
-_SEPARATOR = re.compile(r"\s+[·•|]\s+")
+_SEPARATOR = re.compile(r"(?<!\s)\s+[·•|]\s+")
 # "Owner: X", "**Owner:** X", "**Owner**: X", "- Owner: X" (markers and emphasis are stripped before this).
 _FIELD = re.compile(r"(?P<key>[A-Za-z][A-Za-z ]{0,28}[A-Za-z])\s*:\s+(?P<value>\S.*)$")
 _BY_FIELD = re.compile(r"(?P<key>(?:owned|maintained) by)\s+(?P<value>\S.*)$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)])[ \t]+")
-_ATX = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(?P<text>.*?)[ \t#]*$")
+_ATX = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(?P<text>(?:.*[^ \t#\n])?)[ \t#]*$")
 _TABLE_ROW = re.compile(r"[ \t]*\|.*\|[ \t]*$")
-_TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+_TABLE_RULE = re.compile(r"[ \t]*+\|?[ \t]*:?-{3,}:?[ \t]*+(?:\|[ \t]*:?-{3,}:?[ \t]*+)*\|?[ \t]*$")
 _PARTICLES = frozenset("van von de da del der di du le la bin al".split())
 # Where a name in a cell or list item ends: a parenthesis, a dash, a comma, "since".
-_NAME_END = re.compile(r"\s*(?:\(|\s[-–—]\s|,|;|\ssince\s|$)")
+_NAME_END = re.compile(r"(?<!\s)\s*(?:\(|\s[-–—]\s|,|;|\ssince\s|$)")
 _STATUS = re.compile(r"[A-Za-z][A-Za-z-]*(?: [A-Za-z][A-Za-z-]*){0,2}$")
 # A name's last word that makes it a group's ("People Operations", "Payments Team"), not a person's.
 _TEAM_WORDS = frozenset((*"operations support engineering finance sales marketing legal security ops it hr people"

@@ -51,9 +51,11 @@ _WORD = re.compile(r"[A-Za-z0-9][\w'’&-]*(?:\.[A-Za-z0-9]+)*|&")
 _SUBJECT_GAP = re.compile(r"^(?:\s+(?:[a-z]+ly|also|now|still|just|then|has|have|had|was|is|were|are))*\s+$")
 # An opening quote mark may precede a quoted short name ('uses "Stripe"'); longer quotes are masked before this.
 _OBJECT_GAP = re.compile(r"^\s*(?:(?:the|a|an|our|their|its|his|her)\s+)?[\"“‘']?$", re.IGNORECASE)
+# Possessive spaces and a lookahead tried at a run's first space only: linear in a long run of whitespace.
 _LITERAL = re.compile(
-    r"\s*(?:(?:the|a|an)\s+)?(?P<value>.+?)"
-    r"(?=\s+(?:from|since|until|as of|on|in|at|by|after|before|effective|for|when|while)\b|[,;:!?()]|\.(?:\s|$)|$)",
+    r"\s*+(?:(?:the|a|an)\s++)?(?P<value>.+?)"
+    r"(?=(?<!\s)\s+(?:from|since|until|as of|on|in|at|by|after|before|effective|for|when|while)\b|[,;:!?()]"
+    r"|\.(?:\s|$)|$)",
     re.IGNORECASE,
 )
 _MAX_LITERAL_WORDS = 6
@@ -85,10 +87,10 @@ _SPAN_KINDS = {
     "group": {"team", "committee", "organisation"},
 }
 # A value-first phrasing ("{n} robots are in") puts the value before the trigger words and the subject after
-# them. `{n}` is a number plus any capitalised model names before the counted noun ("12 K2 robots"); the value
-# runs from the number through the noun that follows `{n}`.
+# them. `{n}` is a number plus up to four capitalised model names before the counted noun ("12 K2 robots"); the
+# value runs from the number through the noun that follows `{n}`. (Unbounded, a run of numbers was read from each.)
 _TEMPLATE_SLOT = "{n}"
-_TEMPLATE_NUMBER = r"(?P<value>(?<![\w.])\d[\d,]*(?:\s+[A-Z0-9][\w-]*)*?\s+"
+_TEMPLATE_NUMBER = r"(?P<value>(?<![\w.])(?<!\d,)\d[\d,]*(?:\s+[A-Z0-9][\w-]*){0,4}?\s+"
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ def _names(sentence: str) -> list[_Span]:
     return sorted(spans, key=lambda s: s.start)
 
 
-def _template_regex(phrase: str) -> re.Pattern[str]:
+def template_regex(phrase: str) -> re.Pattern[str]:
     """`"there are {n} robots in"` as a case-insensitive pattern whose `value` group is "20 robots"."""
     before, after = phrase.split(_TEMPLATE_SLOT, 1)
     noun, _, rest = after.strip().partition(" ")
@@ -173,7 +175,7 @@ def _template_hits(sentence: str, ontology: list[RelationSpec]) -> list[tuple[in
     for spec in ontology:
         for phrase in spec.phrasings:
             if _TEMPLATE_SLOT in phrase and spec.takes_literal_object:
-                for match in _template_regex(phrase).finditer(sentence):
+                for match in template_regex(phrase).finditer(sentence):
                     hits.append((match.start(), match.end(), spec, match.group("value")))
     return hits
 
@@ -310,7 +312,7 @@ def _clauses_split(names: list[_Span], hits: list[tuple[int, int, RelationSpec]]
 
 def _split_coordinated(span: _Span) -> list[_Span]:
     pieces, start = [], 0
-    for match in re.finditer(r"\s+(?:and|&)\s+", span.name):
+    for match in re.finditer(r"(?<!\s)\s+(?:and|&)\s+", span.name):  # (?<!\s): a run is read once
         pieces.append((start, match.start()))
         start = match.end()
     pieces.append((start, len(span.name)))

@@ -33,7 +33,8 @@ _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 _BLOCKQUOTE = re.compile(r"[ \t]{0,3}>")
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-{2,})[ \t]*$")
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•]|\d+[.)])[ \t]+")
+# Searched (`sub`): it starts a run of spaces or digits at its first character only, so a long run is read once.
+_LIST_ITEM = re.compile(r"(?<![ \t])[ \t]*(?:[-*+•]|(?<!\d)\d+[.)])[ \t]+")
 _TITLE_WORD = re.compile(r"[^\W_][\w'’&.-]*")
 # Words a headline keeps in lower case ("Guide to the Onboarding of Engineers").
 _TITLE_SMALL = frozenset("a an and as at but by for from in into of on or per the to via vs with".split())
@@ -41,8 +42,9 @@ _TITLE_SMALL = frozenset("a an and as at but by for from in into of on or per th
 
 def _quoted(opening: str, closing: str) -> str:
     """A quotation: opened before a word, closed after one, with apostrophes inside words ("isn't") and at most
-    one line break (a hard-wrapped paragraph), never a blank line."""
-    inner = rf"(?:[^{closing}\n]|(?<=\w){closing}(?=\w))"
+    one line break (a hard-wrapped paragraph), never a blank line. A second opening mark of its kind opens a
+    quotation of its own: otherwise a line of opening marks is read to its end from each of them."""
+    inner = rf"(?:[^{opening}{closing}\n]|(?<=\w){closing}(?=\w))"
     return rf"(?<!\w){opening}(?=\S){inner}*(?:\n{inner}*)?(?<=\S){closing}(?!\w)"
 
 

@@ -94,7 +94,7 @@ def _rejects_json_schema(error: ModelError) -> bool:
     return any(hint in text for hint in _REJECTION_HINTS)
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json)?\s*+((?:.*\S)?)\s*```$", re.DOTALL)
 
 
 def _parse_json_output(content: str | None, schema: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:

@@ -30,6 +30,7 @@ CEILINGS = {
     "ssrf_reached": 0,
     "ssrf_port_oracle": 0,
     "existence_oracles": 0,
+    "regex_superlinear": 0,
 }
 
 
