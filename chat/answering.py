@@ -373,6 +373,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "hint": message.hint,
         "verification": message.verification,
         "lexical_only": message.lexical_only,
+        "judge": message.judge,
         "removed_labels": removed,
         "cached": cached,
         "withdrawn": False,  # just answered from what the caller reads now

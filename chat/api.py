@@ -93,6 +93,10 @@ class AnswerOutput(serializers.Serializer):
     lexical_only = serializers.BooleanField(
         help_text="retrieved by full text alone because the embedder failed or timed out: paraphrased evidence "
                   "may have been missed")
+    judge = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="the version of the answerability judge that decided the answer (e.g. reader:2026-12); empty "
+                  "when none did (small talk, a statement the retrieval gate decided)")
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")
@@ -121,7 +125,7 @@ def message_payload(authority, message, *, withdrawn: bool) -> dict:
     fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
     base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
             "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn,
-            "lexical_only": message.lexical_only}
+            "lexical_only": message.lexical_only, "judge": message.judge}
     if withdrawn:
         return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
                 "verification": {"status": "not_applicable"}}
@@ -236,6 +240,7 @@ class ConversationMessageOutput(serializers.Serializer):
     hint = HintOutput(allow_null=True, required=False)
     verification = serializers.DictField(required=False)
     lexical_only = serializers.BooleanField(required=False)
+    judge = serializers.CharField(required=False, allow_blank=True)
     withdrawn = serializers.BooleanField(required=False, help_text="see the answer's `withdrawn`")
 
 
