@@ -25,6 +25,8 @@ CEILINGS = {
     "rls_leaks": 0,
     "lost_tasks": 0,
     "duplicated_tasks": 0,
+    "parser_cpu_s_per_mb_max": 2,
+    "worker_timeouts": 0,
 }
 
 
