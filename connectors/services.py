@@ -344,7 +344,7 @@ def _run_queue(connector: Connector, mode: str, trigger: str) -> SyncRun:
         active = SyncRun.objects.filter(connector=connector, status__in=SyncRun.ACTIVE).values_list(
             "pk", flat=True).first()
         raise SyncBusy(active) from None
-    enqueue_on_commit("connectors.tasks.sync_run_task", run.pk)
+    enqueue_on_commit("connectors.tasks.sync_run_task", run.pk, off_request=True)
     return run
 
 

@@ -254,6 +254,11 @@ CELERY_TASK_ALWAYS_EAGER = _broker_url is None
 # looking for a broker on localhost.
 CELERY_BROKER_URL = _broker_url or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
+# Without a broker, a task queued off the request (an upload's parsing, a connector's sync) runs on one of this
+# process's TASKS_OFF_REQUEST_THREADS background threads once the request answered, not inside it. False: inline, in
+# the request, like every other task (the test suite's default, so a test sees the outcome in its own transaction).
+TASKS_OFF_REQUEST = env_bool("TASKS_OFF_REQUEST", True)
+TASKS_OFF_REQUEST_THREADS = env_int("TASKS_OFF_REQUEST_THREADS", 2, minimum=1)
 CELERY_TASK_ACKS_LATE = True  # a task is acknowledged after it ran, so a crash re-delivers it
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # long embedding batches must not queue behind one busy worker
@@ -390,6 +395,19 @@ UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_ZIP_MAX_UNCOMPRESSED_BYTES",
 UPLOAD_ZIP_MAX_RATIO = env_int("UPLOAD_ZIP_MAX_RATIO", 100, minimum=2)  # uncompressed / compressed, per member
 # Django's own cap on files per request sits above ours, so too many files get our per-item reason, not a bare 400.
 DATA_UPLOAD_MAX_NUMBER_FILES = max(100, UPLOAD_MAX_FILES * 2)
+# Every reader of a file from outside (uploads, the document API's file, connectors' files) runs in a child process
+# (knowledge/isolation.py) under a budget proportional to the file: CPU seconds per MB (at least the floor), wall
+# clock three times that (at least its floor), memory above what the process maps, and text of so many characters
+# per input byte (between a floor and a ceiling). A file past one is refused with the reason; at most
+# PARSE_MAX_CONCURRENT children per process.
+PARSE_CPU_S_PER_MB = env_float("PARSE_CPU_S_PER_MB", 1.5)
+PARSE_CPU_MIN_S = env_float("PARSE_CPU_MIN_S", 1.0)
+PARSE_WALL_MIN_S = env_float("PARSE_WALL_MIN_S", 10.0)
+PARSE_MEMORY_MB = env_int("PARSE_MEMORY_MB", 1024, minimum=64)
+PARSE_OUTPUT_CHARS_PER_BYTE = env_int("PARSE_OUTPUT_CHARS_PER_BYTE", 20, minimum=1)
+PARSE_OUTPUT_MIN_CHARS = env_int("PARSE_OUTPUT_MIN_CHARS", 256 * 1024, minimum=1024)
+PARSE_OUTPUT_MAX_CHARS = env_int("PARSE_OUTPUT_MAX_CHARS", 64 * 1024 * 1024, minimum=1024)
+PARSE_MAX_CONCURRENT = env_int("PARSE_MAX_CONCURRENT", 2, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -72,10 +72,10 @@ class RefusalMessages:
 def _upload_parse(name: str, data: bytes):
     """The one document in an uploaded file, read by the same readers as the upload page (PDF, DOCX, PPTX,
     XLSX/CSV, EML, text, Markdown, HTML). Raises ValidationError with a message a person can act on."""
-    from .files import FileRefused, file_parse
+    from .files import FileRefused, file_parse_isolated
 
     try:
-        parsed = file_parse(name, data)
+        parsed = file_parse_isolated(name, data)
     except FileRefused as exc:
         raise ValidationError(f"{name}: {exc.reason}") from exc
     if len(parsed) != 1:

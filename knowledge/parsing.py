@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from html import unescape
 from html.parser import HTMLParser
 
 
@@ -55,7 +56,46 @@ def parse_text(raw: str) -> Parsed:
     return Parsed(text=_clean(raw))
 
 
-class _HtmlToText(HTMLParser):
+class WholeDocumentHTMLParser(HTMLParser):
+    """An HTMLParser for a document fed whole, then closed, in linear time.
+
+    html.parser answers -1 ("wait for more data") for a construct that does not end: a tag with an unclosed
+    quote, a comment without "-->", a "<!" or "</" without ">". At close() it then emits text up to the next "<" or
+    ">" and tries again from there, re-scanning to the end of the document each time: quadratic (CPython
+    gh-135462; 30 KB of "<a " took 8 s). Nothing more will come, so such a construct and everything after it are
+    text, read once. And a marked section _markupbase does not know ("<![foo[") is a bogus comment up to the next
+    ">", as HTML reads it, where _markupbase raised AssertionError.
+    """
+
+    def _rest_as_text(self, i: int) -> int:
+        self.handle_data(unescape(self.rawdata[i:]) if self.convert_charrefs else self.rawdata[i:])
+        return len(self.rawdata)
+
+    def parse_starttag(self, i):
+        k = super().parse_starttag(i)
+        return k if k >= 0 else self._rest_as_text(i)
+
+    def parse_endtag(self, i):
+        k = super().parse_endtag(i)
+        return k if k >= 0 else self._rest_as_text(i)
+
+    def parse_comment(self, i, report=1):
+        k = super().parse_comment(i, report)
+        return k if k >= 0 else self._rest_as_text(i)
+
+    def parse_pi(self, i):
+        k = super().parse_pi(i)
+        return k if k >= 0 else self._rest_as_text(i)
+
+    def parse_html_declaration(self, i):
+        try:
+            k = super().parse_html_declaration(i)
+        except AssertionError:
+            k = self.parse_bogus_comment(i)
+        return k if k >= 0 else self._rest_as_text(i)
+
+
+class _HtmlToText(WholeDocumentHTMLParser):
     BLOCK = {"p", "div", "section", "article", "br", "li", "ul", "ol", "table", "tr", "h1", "h2", "h3", "h4",
              "h5", "h6", "pre", "blockquote", "header", "footer", "main", "nav", "aside", "hr", "dd", "dt"}
     SKIP = {"script", "style", "noscript", "template", "head", "title"}

@@ -27,11 +27,16 @@ _HARD_BREAK = re.compile(rf"\n[ \t]*\n|\n(?=[ \t]*(?:{LIST_ITEM_MARK}\s|\||\[))|
 _LINE_BREAK = re.compile(r"\n")
 
 
+# How far before a full stop its word is looked for: longer than any abbreviation. Unbounded, a run of dots or
+# letters is re-read before every stop in it: quadratic (290 KB of lines took 16 s to chunk).
+_WORD_WINDOW = 64
+
+
 def _abbreviation_before(text: str, dot: int) -> bool:
     # Read backwards from the dot, not with a regex over `text[:dot]`: that rescans the text before every full
     # stop, quadratic in a long paragraph.
-    start = dot
-    while start > 0 and text[start - 1] in _WORD_BEFORE_DOT:
+    start, floor = dot, max(0, dot - _WORD_WINDOW)
+    while start > floor and text[start - 1] in _WORD_BEFORE_DOT:
         start -= 1
     if start == dot:
         return False

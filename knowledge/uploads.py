@@ -4,7 +4,9 @@
 and for zips member count, uncompressed size and compression ratio (members are read with a byte cap; a
 declared size is never trusted alone) — and records each file as an UploadItem: pending with its bytes, or
 refused with the reason. Nothing is skipped silently. After commit `upload_batch_process_task` parses and
-ingests the pending items one by one, each in its own short transaction, with the uploader's authority.
+ingests the pending items one by one, each in its own short transaction, with the uploader's authority — off the
+request: on a Celery worker, or without a broker on a background thread of the web process. Each file is read in a
+child process under its parse budget (knowledge.isolation): one that runs past it is refused alone.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from groundwork.models import Tenant
 from groundwork.selectors import AuthorityDenied, authority_for_service, authority_for_user
 from groundwork.task_queue import enqueue_on_commit
 
-from .files import FileRefused, ParsedFile, file_kind, file_parse
+from .files import FileRefused, ParsedFile, file_kind, file_parse_isolated
 from .models import Source, UploadBatch, UploadItem
 from .services import DocumentInput, documents_ingest, documents_resume, source_upload_allowed
 
@@ -166,7 +168,7 @@ def upload_batch_create(*, authority: Authority, source: Source, files: Sequence
     ValidationError when no file was given."""
     with transaction.atomic():
         batch = upload_batch_record(authority=authority, source=source, files=files)
-        enqueue_on_commit("knowledge.tasks.upload_batch_process_task", batch.pk)
+        enqueue_on_commit("knowledge.tasks.upload_batch_process_task", batch.pk, off_request=True)
     return batch
 
 
@@ -228,7 +230,7 @@ def upload_item_process(*, authority: Authority, source: Source, item_id: int) -
         _item_finish(item_id, status="failed", reason="the file's content was lost; upload it again")
         return "failed"
     try:
-        parsed = file_parse(item.name, bytes(item.content))
+        parsed = file_parse_isolated(item.name, bytes(item.content))
         inputs = _document_inputs(item, parsed, own_access=authority.is_admin)
         with transaction.atomic():
             # A re-delivered task may run this item at the same time as the first delivery: the row lock makes

@@ -38,10 +38,14 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(autouse=True, scope="session")
 def _inline_tasks():
-    # Tests run tasks inline unless a test starts a real worker itself.
+    # Tests run tasks inline unless a test starts a real worker itself; off-request tasks too (a background thread
+    # would not see the test's transaction), unless a test turns TASKS_OFF_REQUEST back on.
+    from django.test import override_settings
+
     celery_app.conf.task_always_eager = True
     celery_app.conf.task_eager_propagates = True
-    yield
+    with override_settings(TASKS_OFF_REQUEST=False):
+        yield
 
 
 @pytest.fixture(autouse=True, scope="session")

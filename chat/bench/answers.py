@@ -37,12 +37,14 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.test.utils import override_settings
 
+from chat.answerability.judge import judge_version
 from chat.answering import answer_events
 from chat.bench import current_facts as current_facts_bench
 from chat.bench import sample_answers as sample_answers_bench
 from chat.bench.squad import squad_figures
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
+from chat.reader.model import reader_get
 from chat.services import conversation_start
 from groundwork.authority import Authority
 from groundwork.bench import eval_dir
@@ -148,9 +150,15 @@ def latency_bench(*, documents: int, questions: int, vocabulary: list[str], seed
         asker.ask("warm up the embedder and the caches")
         asker.first_source_ms.clear()
         asker.answer_ms.clear()
+        reader = reader_get() if settings.ANSWERABILITY_JUDGE == "reader" else None
+        if reader is not None:
+            reader.timings = []
         for text in texts:
             words = re.findall(r"[a-z]{4,}", text.lower())
             asker.ask("what about " + " ".join(rng.sample(words, k=min(5, len(words)))) + "?")
+        reader_ms = reader.timings if reader is not None else []
+        if reader is not None:
+            reader.timings = None
         return {
             "chunks": chunk_count,
             "questions": len(texts),
@@ -159,6 +167,9 @@ def latency_bench(*, documents: int, questions: int, vocabulary: list[str], seed
             "first_source_p95_ms": round(_percentile(asker.first_source_ms, 0.95), 1),
             "answer_p50_ms": round(median(asker.answer_ms), 1),
             "answer_p95_ms": round(_percentile(asker.answer_ms, 0.95), 1),
+            # The reader's own time per read (one batch of windows per question part), within answer_*.
+            "reader_p50_ms": round(median(reader_ms), 1) if reader_ms else None,
+            "reader_p95_ms": round(_percentile(reader_ms, 0.95), 1) if reader_ms else None,
             "invalid_citations": asker.invalid_citations,
         }
     finally:
@@ -351,6 +362,9 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
         "first_source_p95_ms": latency["first_source_p95_ms"],
         "answer_p50_ms": latency["answer_p50_ms"],
         "answer_p95_ms": latency["answer_p95_ms"],
+        "reader_p50_ms": latency["reader_p50_ms"],
+        "reader_p95_ms": latency["reader_p95_ms"],
+        "judge": judge_version(),
         "latency_ingest_s": latency["ingest_s"],
         **{k: v for k, v in quality.items() if k != "invalid_citations"},
         **squad,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,8 @@ class ReaderModel:
         self._lock = threading.Lock()
         self._session = None
         self._tokenizer = None
+        # Set to a list to collect each read's milliseconds (the answers bench's reader_ms).
+        self.timings: list[float] | None = None
 
     @property
     def version(self) -> str:
@@ -145,6 +148,7 @@ class ReaderModel:
         if not windows:
             return []
         session, tokenizer = self._load()
+        started = time.perf_counter()
         pairs = encode_pairs(tokenizer, question, windows)
         try:
             start, end, logit = session.run(["start_logits", "end_logits", "answerable_logit"], pairs.inputs())
@@ -156,6 +160,8 @@ class ReaderModel:
             value = float(logit[row])
             out.append(Reading(probability=self.meta.probability(value), logit=value, span_start=s, span_end=e,
                                span_score=score))
+        if self.timings is not None:
+            self.timings.append(1000 * (time.perf_counter() - started))
         return out
 
 

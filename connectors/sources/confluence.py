@@ -45,7 +45,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
 
-from knowledge.files import FileRefused, file_kind, file_parse
+from knowledge.files import FileRefused, file_kind, file_parse_isolated
 from knowledge.models import Visibility
 
 from .base import (
@@ -173,7 +173,7 @@ class Space:
         if file_kind(name) is None:
             return
         try:
-            parsed = file_parse(name, data)
+            parsed = file_parse_isolated(name, data)
         except FileRefused as refused:
             yield RecordError(item=external_id, reason=refused.reason, external_id=external_id, scope=pid)
             return

@@ -201,7 +201,7 @@ class ExportFiles:
             return None
         try:
             return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise ConnectorError(f"{name} is not valid JSON") from exc
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.files import FileRefused, file_kind, file_parse
+from knowledge.files import FileRefused, file_kind, file_parse_isolated
 from knowledge.models import Visibility
 from knowledge.uploads import ZipRefused, zip_expand
 
@@ -32,7 +32,7 @@ def _rules_parse(raw: bytes | None) -> dict[str, Access]:
         return {}
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         raise ConnectorError(f"{SIDECAR} is not valid JSON") from exc
     if not isinstance(data, dict):
         raise ConnectorError(f"{SIDECAR} must map path prefixes to {{visibility, acl}}")
@@ -126,7 +126,7 @@ class FolderConnector(SourceConnector):
                 yield RecordError(item=relative, reason=reason, external_id=relative, scope=relative)
                 continue
             try:
-                parsed = file_parse(relative, data)
+                parsed = file_parse_isolated(relative, data)
             except FileRefused as refused:
                 yield RecordError(item=relative, reason=refused.reason, external_id=relative, scope=relative)
                 continue

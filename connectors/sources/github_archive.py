@@ -199,7 +199,7 @@ class MigrationArchive:
             raise FileUnreadable("it cannot be opened")
         try:
             data = json.loads(raw.decode("utf-8-sig"))
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise FileUnreadable("not valid JSON") from exc
         if not isinstance(data, list):
             raise FileUnreadable("not a JSON array")

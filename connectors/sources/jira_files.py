@@ -59,7 +59,7 @@ def file_issues(name: str, raw: bytes, *, site: str) -> list[dict]:
     if suffix == "json":
         try:
             return results_of(json.loads(raw.decode("utf-8-sig")), name)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise FileUnreadable("not valid JSON") from exc
         except ConnectorError as exc:
             raise FileUnreadable(str(exc)) from exc

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import nh3
+
+from knowledge.parsing import WholeDocumentHTMLParser
 
 _BLOCKS = {"p", "div", "ul", "ol", "table", "tr", "blockquote", "pre", "br", "hr"}
 _SKIPPED = {"script", "style", "ac:parameter", "ac:placeholder"}
 LinkTarget = Callable[[str, str], tuple[str, str | None]]  # (kind, value) -> (url, page id or None)
 
 
-class _Storage(HTMLParser):
+class _Storage(WholeDocumentHTMLParser):
     def __init__(self, link_target: LinkTarget) -> None:
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []

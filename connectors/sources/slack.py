@@ -116,7 +116,7 @@ class SlackExportConnector(SourceConnector):
                 messages = json.loads(export.read(f"{folder}/{day_file}") or b"[]")
                 if not isinstance(messages, list):
                     raise ValueError("not a list of messages")
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
                 yield RecordError(item=f"{folder}/{day_file}", reason=f"unreadable day file: {exc}"[:300], scope=cid)
                 continue
             day = day_file[:-5]

@@ -15,7 +15,7 @@ from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import change_target, role_required
 
 from .. import selectors, services
-from ..files import FileRefused, file_kind, file_parse
+from ..files import FileRefused, file_kind, file_parse_isolated
 from ..models import Visibility
 from ..parsing import FORMATS, format_for_filename
 from .common import _valid, source_writable_or_refuse
@@ -183,9 +183,9 @@ class DocumentListApi(AuthorityAPIView):
                                              f"give format= one of {', '.join(FORMATS)}"})
         try:
             if fmt is not None:  # the caller named a text format: read the bytes as that, whatever the name
-                parsed = file_parse(f"upload.{_SUFFIX_FOR_FORMAT[fmt]}", raw)
+                parsed = file_parse_isolated(f"upload.{_SUFFIX_FOR_FORMAT[fmt]}", raw)
             else:
-                parsed = file_parse(upload.name, raw)
+                parsed = file_parse_isolated(upload.name, raw)
         except FileRefused as refused:
             raise ValidationError({"file": refused.reason}) from refused
         if len(parsed) != 1:

@@ -93,3 +93,43 @@ def test_with_a_broker_the_task_is_sent_not_run(monkeypatch):
         celery_app.conf.task_always_eager = True
     assert message.headers["task"] == "findings.tasks.document_extract_task"
     assert message.payload[0] == [123]
+
+
+@pytest.mark.django_db
+def test_off_request_without_a_broker_runs_on_a_background_thread(monkeypatch, settings,
+                                                                   django_capture_on_commit_callbacks):
+    """An upload's parsing must not run inside the request: without a broker it goes to a background thread and
+    the caller carries on at once."""
+    import threading
+
+    from findings.tasks import document_extract_task
+    from groundwork.task_queue import background_wait
+
+    settings.TASKS_OFF_REQUEST = True
+    release, ran = threading.Event(), []
+
+    def run(document_id, force=False):
+        release.wait(30)
+        ran.append((document_id, threading.current_thread().name))
+        return 0
+
+    monkeypatch.setattr(document_extract_task, "run", run)
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue_on_commit("findings.tasks.document_extract_task", 5, off_request=True)
+    assert ran == []  # the caller did not wait for it
+    release.set()
+    assert background_wait(30)
+    [(document_id, thread)] = ran
+    assert document_id == 5 and thread.startswith("task-off-request")
+
+
+@pytest.mark.django_db
+def test_off_request_runs_inline_when_turned_off(monkeypatch, settings, django_capture_on_commit_callbacks):
+    from findings.tasks import document_extract_task
+
+    settings.TASKS_OFF_REQUEST = False
+    ran = []
+    monkeypatch.setattr(document_extract_task, "run", lambda document_id, force=False: ran.append(document_id) or 0)
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue_on_commit("findings.tasks.document_extract_task", 6, off_request=True)
+    assert ran == [6]

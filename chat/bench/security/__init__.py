@@ -31,6 +31,8 @@ CEILINGS = {
     "ssrf_port_oracle": 0,
     "existence_oracles": 0,
     "regex_superlinear": 0,
+    "parser_cpu_s_per_mb_max": 2,
+    "worker_timeouts": 0,
 }
 
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.test import Client
+from django.test import Client, override_settings
 
 from groundwork import celery_app
 from groundwork.authority import Authority
@@ -113,7 +113,8 @@ def probe_world() -> Iterator[ProbeWorld]:
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     try:
-        yield _seed(tag)
+        with override_settings(TASKS_OFF_REQUEST=False):  # uploads and syncs inline too, not on a thread
+            yield _seed(tag)
     finally:
         celery_app.conf.task_always_eager = eager
         _remove(tag)
