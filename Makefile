@@ -82,8 +82,8 @@ worker: migrate
 bench: migrate
 	$(BIN)/python manage.py bench_all --out var/bench
 
-# The reader (chat/reader): fine-tuned from all-MiniLM-L6-v2 on ../shared/eval/squad_train in its own venv with the
-# `train` extra (torch, transformers: never in .venv), resumable from var/reader-train/checkpoint.pt; then exported
+# The reader (chat/reader, opt-in: ANSWERABILITY_JUDGE=reader): fine-tuned from all-MiniLM-L6-v2 on SQuAD train
+# (squad_train in the shared eval data) in its own venv with the `train` extra (torch, transformers: never in .venv), resumable from var/reader-train/checkpoint.pt; then exported
 # to int8 ONNX in chat/reader/data/ and its calibration and threshold fitted on SQuAD 2.0 dev's even articles.
 TRAIN_VENV := .venv-train
 train-reader: venv

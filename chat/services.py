@@ -127,7 +127,11 @@ def _reading(question: str) -> Reading | None:
     from chat.answerability.reader_judge import claim_passage
     from chat.reader.model import ReaderUnavailable, reader_get
 
-    model = reader_get()
+    try:
+        model = reader_get()
+    except ReaderUnavailable as exc:  # no trained reader here: the lexical check stands alone
+        logger.warning("reader groundedness check skipped: %s", exc)
+        return None
 
     def read(asked: str, passages: Sequence[str]) -> list[float]:
         try:

@@ -119,9 +119,10 @@ if ANSWER_PROVIDER not in ("extractive", "openai"):
 if ANSWER_PROVIDER == "openai" and not (LLM_URL and LLM_MODEL):
     raise ImproperlyConfigured("ANSWER_PROVIDER=openai needs LLM_URL and LLM_MODEL")
 ANSWER_TOP_K = env_int("ANSWER_TOP_K", 8, minimum=1)  # evidence chunks retrieved per (sub-)question
-# ANSWERABILITY_JUDGE: "reader" (the default): the reader we train and vendor (chat/reader, int8 ONNX, sha256-checked);
-# "rules": the wording rules; "learned": a logistic regression over the rules' readings (chat.answerability.learned).
-ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "reader")
+# ANSWERABILITY_JUDGE: "rules" (the default): the wording rules; "reader": the reader trained by `make train-reader`
+# (chat/reader, int8 ONNX, sha256-checked; opt-in until it measures better than the rules on SQuAD 2.0 dev, see
+# README "Reading"; without its files the rules answer); "learned": a logistic regression over the rules' readings.
+ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "rules")
 if ANSWERABILITY_JUDGE not in ("reader", "learned", "rules"):
     raise ImproperlyConfigured(f"ANSWERABILITY_JUDGE must be reader, learned or rules, got {ANSWERABILITY_JUDGE!r}")
 ANSWER_CONTEXT_TOKENS = env_int("ANSWER_CONTEXT_TOKENS", 3000, minimum=100)

@@ -1,8 +1,9 @@
 """`answerability_judge`, the one interface: the judge ANSWERABILITY_JUDGE names, with its version id.
 
-- `reader` (the default): the trained reader (chat.reader, chat.answerability.reader_judge). Should its model
-  fail to load or run, the rules judge that answer, and their version is what the answer records.
-- `rules`: the wording rules (chat.answerability.verdict).
+- `rules` (the default): the wording rules (chat.answerability.verdict).
+- `reader`: the trained reader (chat.reader, chat.answerability.reader_judge), opt-in until it measures better
+  than the rules. Should its model be absent or fail to load or run, the rules judge that answer, and their
+  version is what the answer records.
 - `learned`: a logistic regression over the rules' readings (chat.answerability.learned; the rules when its
   coefficients are absent).
 
@@ -32,9 +33,12 @@ LEARNED_VERSION = "learned:2026-11"
 def judge_version() -> str:
     """The version id of the judge in force (what a new answer will record, unless the reader fails)."""
     if settings.ANSWERABILITY_JUDGE == "reader":
-        from chat.reader.model import reader_get
+        from chat.reader.model import ReaderUnavailable, reader_get
 
-        return reader_get().version
+        try:
+            return reader_get().version
+        except ReaderUnavailable:
+            return RULES_VERSION
     return LEARNED_VERSION if settings.ANSWERABILITY_JUDGE == "learned" else RULES_VERSION
 
 

@@ -44,7 +44,7 @@ from chat.bench import sample_answers as sample_answers_bench
 from chat.bench.squad import squad_figures
 from chat.citations import find_labels
 from chat.providers.extractive import ExtractiveProvider
-from chat.reader.model import reader_get
+from chat.reader.model import ReaderUnavailable, reader_get
 from chat.services import conversation_start
 from groundwork.authority import Authority
 from groundwork.bench import eval_dir
@@ -150,7 +150,7 @@ def latency_bench(*, documents: int, questions: int, vocabulary: list[str], seed
         asker.ask("warm up the embedder and the caches")
         asker.first_source_ms.clear()
         asker.answer_ms.clear()
-        reader = reader_get() if settings.ANSWERABILITY_JUDGE == "reader" else None
+        reader = _reader_or_none()
         if reader is not None:
             reader.timings = []
         for text in texts:
@@ -410,3 +410,13 @@ def run(out_dir: str | Path | None = None, quick: bool = False, *, latency_docum
         path.mkdir(parents=True, exist_ok=True)
         (path / "answers.json").write_text(json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _reader_or_none():
+    """The reader when it is the judge in force and trained here (its timings are then reported)."""
+    if settings.ANSWERABILITY_JUDGE != "reader":
+        return None
+    try:
+        return reader_get()
+    except ReaderUnavailable:
+        return None

@@ -122,16 +122,25 @@ def figures(outcomes: list[dict]) -> dict:
 
 
 def platt(logits: np.ndarray, labels: np.ndarray, iterations: int = 100) -> tuple[float, float]:
-    """(scale, shift) with sigmoid(scale * logit + shift) the calibrated probability (Newton's method)."""
+    """(scale, shift) with sigmoid(scale * logit + shift) the calibrated probability: Newton's method on the
+    log-likelihood, each step halved until the likelihood rises (a full step can overshoot and diverge)."""
     x = np.stack([logits, np.ones_like(logits)], axis=1)
+
+    def likelihood(beta: np.ndarray) -> float:
+        z = x @ beta
+        return float(np.sum(labels * z - np.logaddexp(0.0, z)))
+
     beta = np.array([1.0, 0.0])
     for _ in range(iterations):
         p = 1 / (1 + np.exp(-np.clip(x @ beta, -30, 30)))
         gradient = x.T @ (labels - p)
         hessian = x.T @ (x * (p * (1 - p))[:, None]) + 1e-6 * np.eye(2)
         step = np.linalg.solve(hessian, gradient)
-        beta += step
-        if np.abs(step).max() < 1e-9:
+        current, scale = likelihood(beta), 1.0
+        while likelihood(beta + scale * step) < current and scale > 1e-6:
+            scale /= 2
+        beta = beta + scale * step
+        if np.abs(scale * step).max() < 1e-9:
             break
     return float(beta[0]), float(beta[1])
 

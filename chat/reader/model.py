@@ -61,7 +61,12 @@ class ReaderMeta:
 
 
 def reader_meta(path: Path = META_PATH) -> ReaderMeta:
-    payload = json.loads(path.read_text(encoding="utf-8"))
+    """The model's id, checksum and fitted calibration; ReaderUnavailable when there is no trained reader here
+    (`make train-reader` writes it) or its file is unreadable."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ReaderUnavailable(f"no trained reader at {path} (make train-reader writes it)", cause=exc) from exc
     calibration = payload.get("calibration", {})
     return ReaderMeta(version=payload["version"], sha256=payload["sha256"], threshold=float(payload["threshold"]),
                       rescue=float(payload.get("rescue", 1.01)), scale=float(calibration.get("scale", 1.0)),

@@ -66,7 +66,10 @@ AUXILIARIES = re.compile(r"\b(is|was|are|were|did|does|do|can|could|will|would|h
 NEGATION = re.compile(r"\s*\b(?:not|never)\b|n't\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _NUMBER = re.compile(r"\b(\d+(?:[,.]\d+)*)(st|nd|rd|th|s)?\b")
-_NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-zA-Z'-]+(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][a-zA-Z'-]+)*")
+_NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][a-zA-Z'-]+(?:\s+(?:of\s+|de\s+|the\s+|[A-Z]\.\s+)?[A-Z][a-zA-Z'-]+)*")
+# A word after a determiner (and at most one modifier): a noun, near enough, without a tagger.
+_NOUNISH = re.compile(r"\b(?:the|a|an|its|their|his|her|this|these|those|of|what|which|many|much|some|all)\s+"
+                      r"(?:[a-z][a-z-]*\s+)?([a-z][a-z-]{3,})\b", re.IGNORECASE)
 
 
 def _case_like(word: str, like: str) -> str:
@@ -180,19 +183,78 @@ def substitute_noun(question: str, window: str, vocabulary: list[str], rng: rand
     return None
 
 
+def _sentence_lacks(sentence: str, word: str) -> bool:
+    return not _in(sentence.lower(), word)
+
+
+def swap_name_inside(question: str, window: str, sentence: str, rng: random.Random) -> str | None:
+    """Replace a name the question shares with the answer sentence by another name of the same window that the
+    sentence does not hold ("How many museums does the Harvard Art Museums comprise?" -> "... the Busch-Reisinger
+    Museum ..."): every word of the edited question is in the passage, and it still asks what it does not say.
+    SQuAD 2.0's writers made most of their unanswerable questions this way."""
+    found = [m for m in _NAME.finditer(question) if m.start() > 0 and _in(sentence.lower(), m.group(0))]
+    others = [n for n in dict.fromkeys(names_in(window))
+              if _sentence_lacks(sentence, n) and n.lower() not in question.lower()]
+    if not found or not others:
+        return None
+    match = rng.choice(found)
+    return question[:match.start()] + rng.choice(others) + question[match.end():]
+
+
+def substitute_noun_inside(question: str, window: str, sentence: str, rng: random.Random) -> str | None:
+    """Replace a content word the question shares with the answer sentence by a word of the same window that the
+    sentence does not hold ("What type of electric power ...?" -> "What type of electric engine ...?")."""
+    nouns = {m.group(1) for m in _NOUNISH.finditer(question)}
+    found = [m for m in _WORD.finditer(question)
+             if m.start() > 0 and m.group(0) in nouns and m.group(0).lower() not in STOPWORDS
+             and m.group(0)[0].islower() and _in(sentence.lower(), m.group(0))]
+    if not found:
+        return None
+    match = rng.choice(found)
+    plural = match.group(0).endswith("s")
+    others = [w for w in dict.fromkeys(m.group(1) for m in _NOUNISH.finditer(window))
+              if w.lower() not in STOPWORDS and w[0].islower() and w.endswith("s") == plural
+              and _sentence_lacks(sentence, w) and not _in(question.lower(), w)]
+    if not others:
+        return None
+    return question[:match.start()] + rng.choice(others) + question[match.end():]
+
+
+def change_number_inside(question: str, window: str, sentence: str, rng: random.Random) -> str | None:
+    """Replace a number or year of the question by another one the window states elsewhere ("In what year did
+    Newcomen ...?" asked of a sentence about Savery in 1698 and Newcomen in 1712)."""
+    found = [m for m in _NUMBER.finditer(question) if m.group(1) in sentence]
+    others = [m.group(1) for m in _NUMBER.finditer(window)
+              if m.group(1) not in sentence and m.group(1) not in question]
+    if not found or not others:
+        return None
+    match = rng.choice(found)
+    return question[:match.start()] + rng.choice(others) + (match.group(2) or "") + question[match.end():]
+
+
 EDIT_WEIGHTS = (("noun", 0.30), ("name", 0.22), ("antonym", 0.20), ("negation", 0.13), ("number", 0.15))
+# Edits inside the passage (the replacement is a word of the window the answer sentence does not hold).
+INSIDE_WEIGHTS = (("name_inside", 0.45), ("noun_inside", 0.40), ("number_inside", 0.15))
 
 
 def edit_question(question: str, window: str, *, names: list[str], vocabulary: list[str],
-                  rng: random.Random) -> tuple[str, str] | None:
+                  rng: random.Random, sentence: str | None = None, inside: bool = False) -> tuple[str, str] | None:
     """One edit of `question` that the window no longer answers, as (kind, edited); None if none applies.
-    The kind is drawn by `EDIT_WEIGHTS`, falling back to the others in random order."""
-    kinds = [k for k, _ in EDIT_WEIGHTS]
-    first = rng.choices(kinds, weights=[w for _, w in EDIT_WEIGHTS])[0]
+    The kind is drawn by `EDIT_WEIGHTS` (with `inside`, by `INSIDE_WEIGHTS`, replacing words of the answer
+    `sentence` by others of the window), falling back to the others in random order."""
+    weights = INSIDE_WEIGHTS if inside and sentence else EDIT_WEIGHTS
+    kinds = [k for k, _ in weights]
+    first = rng.choices(kinds, weights=[w for _, w in weights])[0]
     rest = [k for k in kinds if k != first]
     rng.shuffle(rest)
     for kind in [first, *rest]:
-        if kind == "noun":
+        if kind == "name_inside":
+            edited = swap_name_inside(question, window, sentence, rng)
+        elif kind == "noun_inside":
+            edited = substitute_noun_inside(question, window, sentence, rng)
+        elif kind == "number_inside":
+            edited = change_number_inside(question, window, sentence, rng)
+        elif kind == "noun":
             edited = substitute_noun(question, window, vocabulary, rng)
         elif kind == "name":
             edited = swap_name(question, window, names, rng)

@@ -48,7 +48,18 @@ class Mix:
     answers: float = 0.55  # share of SQuAD 1.1 questions kept as answered examples
     topic: float = 0.25  # ... that also give a topic negative
     edited: float = 0.32  # ... that also give an edited-question negative
+    # ... that also give an edit inside the passage: a word of the answer sentence replaced by another of the
+    # window (training.reader.edits.INSIDE_WEIGHTS); the unanswerable questions SQuAD 2.0's writers made most
+    inside: float = 0.0
     squad2_repeats: int = 4
+
+
+# The two stages of the shipped recipe (make train-reader): answers with topic negatives and edits whose new
+# words are absent from the window, then, from the first stage's weights, edits inside the passage.
+MIXES = {
+    "base": Mix(),
+    "inside": Mix(answers=0.4, topic=0.15, edited=0.2, inside=0.45, squad2_repeats=4),
+}
 
 
 def _load(path: Path) -> list[dict]:
@@ -83,6 +94,12 @@ class _Article:
 
     def all_windows(self) -> list[tuple[int, Window]]:
         return [(p, w) for p, ws in enumerate(self.windows) for w in ws]
+
+
+def _sentence_of(text: str, start: int, end: int) -> str:
+    """The sentence(s) holding the answer span [start, end)."""
+    spans = [(s, e) for s, e in sentence_spans(text) if s < end and start < e]
+    return text[spans[0][0]:spans[-1][1]] if spans else text[start:end]
 
 
 def _containing(windows: list[Window], start: int, end: int) -> list[Window]:
@@ -138,6 +155,12 @@ def build_examples(data: Path, *, count, seed: int, mix: Mix = Mix(), held_out: 
                     names = read.names if rng.random() < 0.7 else global_names
                     edited = edits.edit_question(question, text[window.start:window.end], names=names,
                                                  vocabulary=read.vocabulary, rng=rng)
+                    if edited:
+                        out.append(_negative(edited[1], text, window, f"edit:{edited[0]}"))
+                if rng.random() < mix.inside:
+                    sentence = _sentence_of(text, start, end)
+                    edited = edits.edit_question(question, text[window.start:window.end], names=read.names,
+                                                 vocabulary=read.vocabulary, rng=rng, sentence=sentence, inside=True)
                     if edited:
                         out.append(_negative(edited[1], text, window, f"edit:{edited[0]}"))
     if not held_out:

@@ -28,7 +28,7 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from chat.reader.encoding import encode_pairs, span_tokens
-from training.reader.examples import build_examples
+from training.reader.examples import MIXES, build_examples
 
 BASE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"  # model.safetensors, upstream
 TOKENIZER = Path(__file__).resolve().parents[2] / "knowledge" / "embedders" / "data" / "tokenizer.json"
@@ -191,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="train on the first N examples only (a smoke run)")
     parser.add_argument("--checkpoint-every", type=int, default=200)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--mix", choices=sorted(MIXES), default="base",
+                        help="the example mixture (training.reader.examples.MIXES)")
+    parser.add_argument("--init", type=Path, default=None,
+                        help="start from these weights (reader.pt of an earlier stage) instead of the base model")
     args = parser.parse_args(argv)
 
     if not (args.data / "squad11_train.json.gz").is_file():
@@ -205,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     autocast = device.type == "cuda" or torch.backends.mkldnn.is_available() and _cpu_has_bf16()
     tokenizer = tokenizer_load()
 
-    cache = args.out / f"examples-{args.seed}.pt"
+    cache = args.out / f"examples-{args.mix}-{args.seed}.pt"
     if cache.is_file():
         stored = torch.load(cache, weights_only=False)
         items, dev, kinds = stored["items"], stored["dev"], stored["kinds"]
@@ -213,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         log("building examples from SQuAD train ...")
         count = _counter(tokenizer)
-        examples = build_examples(args.data, count=count, seed=args.seed)
+        examples = build_examples(args.data, count=count, seed=args.seed, mix=MIXES[args.mix])
         dev_examples = build_examples(args.data, count=count, seed=args.seed + 1, held_out=True)
         kinds: dict[str, int] = {}
         for e in examples:
@@ -228,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         f"bf16 autocast {autocast}")
 
     model = Reader(base_model_dir(args.out)).to(device)
+    if args.init is not None:
+        model.load_state_dict(torch.load(args.init, weights_only=True))
+        log(f"weights from {args.init}")
     # The word-piece embeddings stay as pre-trained: SQuAD's vocabulary is a fraction of 30,522 pieces, and
     # the frozen table halves the optimiser's work on the CPU.
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
@@ -240,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     warmup = max(1, total_steps // 16)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total_steps - s) / max(1, total_steps - warmup))))
-    step = 0
+    step, prior_seconds = 0, 0.0
     checkpoint = args.out / "checkpoint.pt"
     if checkpoint.is_file():
         state = torch.load(checkpoint, weights_only=False)
@@ -248,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
         step = state["step"]
+        prior_seconds = state.get("seconds", 0.0)
         torch.set_rng_state(state["torch_rng"])
         log(f"resumed at step {step} of {total_steps}")
 
@@ -255,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         tmp = path.with_suffix(".tmp")
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "schedule": schedule.state_dict(), "step": step, "torch_rng": torch.get_rng_state(),
+                    "seconds": prior_seconds + time.time() - started,
                     "args": vars(args) | {"data": str(args.data), "out": str(args.out)}}, tmp)
         os.replace(tmp, path)
 
@@ -288,8 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "config.json").write_text(json.dumps({
         "bert": model.bert.config.to_dict(), "seed": args.seed, "epochs": args.epochs,
         "batch_size": args.batch_size, "lr": args.lr, "span_weight": args.span_weight, "steps": total_steps,
+        "mix": args.mix, "init": str(args.init) if args.init else None,
         "examples": len(items), "kinds": kinds, "development": figures,
-        "seconds": round(time.time() - started), "device": str(device), "bf16_autocast": autocast,
+        "seconds": round(prior_seconds + time.time() - started), "device": str(device), "bf16_autocast": autocast,
         "base_sha256": BASE_SHA256,
     }, indent=2, default=str))
     log(f"saved {args.out / 'reader.pt'}")
