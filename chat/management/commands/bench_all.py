@@ -24,6 +24,7 @@ AREAS = {
     "chat": "chat.bench.answers",
     "security": "chat.bench.security",
     "mcp": "chat.bench.mcp",
+    "product": "chat.bench.product",
     "connectors": "connectors.bench.sync",
 }
 
