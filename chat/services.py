@@ -19,12 +19,10 @@ from chat.groundedness import Reading, Verification, check_claims
 from chat.hints import hidden_document_ids
 from chat.models import AccessRequest, Conversation, GapEvent, Message
 from groundwork.authority import Authority
-from groundwork.models import Membership, Principal, Tenant
-from groundwork.services import principal_ensure
+from groundwork.models import Membership
 from groundwork.task_queue import enqueue_on_commit
 from knowledge.access import readable_documents
-from knowledge.models import DocumentAcl
-from knowledge.services import document_acl_set
+from knowledge.services import document_grant_add
 
 logger = logging.getLogger(__name__)
 
@@ -239,9 +237,10 @@ def access_request_notify(*, access_request_id: int, manage_url: str) -> int:
 
 
 def access_request_resolve(authority: Authority, *, access_request: AccessRequest, grant: bool) -> list[int]:
-    """Grant or decline an open request (tenant admins). Granting adds the requester's user principal to the
-    ACL of each requested record the admin can read, keeping every other principal; returns the ids of
-    the records granted. Records the admin cannot read are left as they are."""
+    """Grant or decline an open request (tenant admins). Granting gives the requester a grant on each requested
+    record the admin can read (knowledge's DocumentGrant: kept apart from the record's own ACL, so a connector's
+    next permission sync does not undo it, and listed on the record's sharing panel); returns the ids of the
+    records granted. Records the admin cannot read are left as they are."""
     if not authority.is_admin or access_request.tenant_id != authority.tenant_id:
         raise AccessRequestRefused("only the tenant's admins resolve access requests", status=403)
     granted: list[int] = []
@@ -253,17 +252,11 @@ def access_request_resolve(authority: Authority, *, access_request: AccessReques
         if not claimed:
             raise AccessRequestRefused("this request has been resolved already", status=409)
         if grant:
-            tenant = Tenant.objects.get(pk=authority.tenant_id)
-            user_spec = f"user:{access_request.requester_id}"
-            principal_ensure(tenant=tenant, kind=Principal.Kind.USER, raw=str(access_request.requester_id))
             documents = readable_documents(authority).filter(pk__in=access_request.document_ids,
                                                              tenant_id=authority.tenant_id)
-            for document in documents.select_for_update(of=("self",)).order_by("pk"):
-                specs = [f"{kind}:{key}" for kind, key in
-                         DocumentAcl.objects.filter(document=document).values_list("principal__kind", "principal__key")]
-                if user_spec not in specs:
-                    document_acl_set(authority=authority, document=document, visibility=document.visibility,
-                                     acl=[*specs, user_spec])
+            for document in documents.order_by("pk"):
+                document_grant_add(authority, document=document, principal=f"user:{access_request.requester_id}",
+                                   reason=f"access request #{access_request.pk}")
                 granted.append(document.pk)
     access_request.refresh_from_db()
     return granted

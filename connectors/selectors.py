@@ -38,3 +38,24 @@ def sources_with_connectors(authority: Authority) -> list[tuple[Source, Connecto
         latest[run.connector_id] = run
     return [(s, connectors.get(s.pk), latest.get(connectors[s.pk].pk) if s.pk in connectors else None)
             for s in sources]
+
+
+# Where each kind's access is set upstream: what its permission sync mirrors.
+_ACCESS_UPSTREAM = {
+    "folder": "the folder's access file (.groundwork-acl.json) read by this source's connector",
+    "slack_export": "the Slack channel's members in the export this source's connector reads",
+    "slack_api": "the Slack channel's members",
+    "confluence_export": "the Confluence space's permissions in the export this source's connector reads",
+    "confluence_api": "the Confluence space's permissions",
+    "jira_export": "the Jira project's permissions in the export this source's connector reads",
+    "github_export": "the GitHub repository's access in the export this source's connector reads",
+    "github_api": "the GitHub repository's access",
+}
+
+
+def connector_access_upstream(source_id: int) -> str | None:
+    """The upstream place that sets the access of a source's documents, when a connector's sync mirrors it
+    (knowledge's sharing panel names it instead of letting a removal be undone by the next sync). Called by
+    knowledge through its hook with a source the caller already holds, so no authority is needed here."""
+    kind = Connector.objects.filter(source_id=source_id).values_list("kind", flat=True).first()
+    return _ACCESS_UPSTREAM.get(kind) if kind else None

@@ -75,3 +75,24 @@ def source_delete_listener_register(name: str, listener: SourceDeleteListener) -
 def source_deleting_notify(source_id: int) -> None:
     for listener in list(_source_delete_listeners.values()):
         listener(source_id)
+
+
+# Who owns a source's access upstream: a connector whose permission sync rewrites its documents' ACLs names the
+# place to change them ("the Slack channel's members"), so the sharing panel can say why a reader cannot be
+# removed here instead of letting the next sync silently put it back.
+AccessUpstream = Callable[[int], str | None]
+_access_upstreams: dict[str, AccessUpstream] = {}
+
+
+def access_upstream_register(name: str, upstream: AccessUpstream) -> None:
+    """Register (or replace) `upstream(source_id)`: the upstream place that sets the source's document access,
+    or None when this layer does not manage that source."""
+    _access_upstreams[name] = upstream
+
+
+def access_upstream(source_id: int) -> str | None:
+    for upstream in list(_access_upstreams.values()):
+        place = upstream(source_id)
+        if place:
+            return place
+    return None

@@ -162,6 +162,31 @@ class DocumentAcl(models.Model):
         return f"{self.principal} may read {self.document_id}"
 
 
+class DocumentGrant(models.Model):
+    """A reader added in the app on top of a document's own access: an admin granting an access request or
+    adding a reader on the document's sharing panel.
+
+    Kept apart from DocumentAcl (the access the document's source, upload or connector gave it) so that no
+    re-ingest or permission sync, which rewrite DocumentAcl wholesale, can undo it: the document's effective
+    `acl` array is the union of both tables (knowledge_document_acl_refresh, knowledge/sql.py). Removing a
+    grant removes only what the grant added.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="grants")
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="+")
+    granted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    # Why it exists, as people read it: "access request #12", "added on the sharing panel".
+    reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "principal"], name="knowledge_grant_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.principal} granted {self.document_id}"
+
+
 class EmbeddingSpace(models.Model):
     """A (model, dimension) pair. Vectors from different spaces are never compared; exactly one space
     is active for querying."""

@@ -187,13 +187,17 @@ def source_defaults_share(source_id: int) -> tuple[str, bool] | None:
 
 # Keyed by signature (as `::regprocedure` reads it).
 ACCESS_FUNCTIONS: dict[str, str] = {
-    # document.acl: the sorted principal ids of its DocumentAcl rows, so the access predicate reads one array
-    # instead of joining the ACL table for every candidate chunk.
+    # document.acl: the sorted principal ids of its DocumentAcl rows and its DocumentGrant rows (the grants made
+    # in the app, which a permission sync rewriting DocumentAcl must not undo), so the access predicate reads one
+    # array instead of joining two tables for every candidate chunk.
     "knowledge_document_acl_refresh(bigint)": """
 CREATE OR REPLACE FUNCTION knowledge_document_acl_refresh(doc bigint) RETURNS void AS $$
     UPDATE knowledge_document d
-       SET acl = coalesce((SELECT array_agg(a.principal_id ORDER BY a.principal_id)
-                             FROM knowledge_documentacl a WHERE a.document_id = doc), '{}')
+       SET acl = coalesce((SELECT array_agg(p.principal_id ORDER BY p.principal_id)
+                             FROM (SELECT a.principal_id FROM knowledge_documentacl a WHERE a.document_id = doc
+                                   UNION
+                                   SELECT g.principal_id FROM knowledge_documentgrant g WHERE g.document_id = doc)
+                                  AS p), '{}')
      WHERE d.id = doc;
 $$ LANGUAGE sql;
 """,
@@ -295,6 +299,17 @@ CREATE TRIGGER knowledge_documentacl_insert_sync
     "knowledge_documentacl_delete_sync": ("knowledge_documentacl", """
 CREATE TRIGGER knowledge_documentacl_delete_sync
     AFTER DELETE ON knowledge_documentacl REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION knowledge_documentacl_rows_changed();
+"""),
+    # Grants refresh the same array, once per statement (the same function: it reads only `document_id`).
+    "knowledge_documentgrant_insert_sync": ("knowledge_documentgrant", """
+CREATE TRIGGER knowledge_documentgrant_insert_sync
+    AFTER INSERT ON knowledge_documentgrant REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION knowledge_documentacl_rows_changed();
+"""),
+    "knowledge_documentgrant_delete_sync": ("knowledge_documentgrant", """
+CREATE TRIGGER knowledge_documentgrant_delete_sync
+    AFTER DELETE ON knowledge_documentgrant REFERENCING OLD TABLE AS changed_rows
     FOR EACH STATEMENT EXECUTE FUNCTION knowledge_documentacl_rows_changed();
 """),
     "knowledge_document_class_fill": ("knowledge_document", """

@@ -14,14 +14,21 @@ from .documents import (
     documents_ingest,
     documents_resume,
 )
-from .grants import documents_access_set, source_upload_allowed
+from .grants import (
+    document_grant_add,
+    document_reader_remove,
+    documents_access_set,
+    documents_granted_ids,
+    source_upload_allowed,
+)
 from .links import document_links_backfill
 from .records import RESERVED_METADATA_KEYS, DocumentInput, IngestResult, RecordInvalid, metadata_sanitise
 from .sources import source_create, source_delete, source_update
 
 __all__ = [
     "KEEP", "RESERVED_METADATA_KEYS", "DocumentInput", "IngestResult", "RecordInvalid", "chunk_location",
-    "content_hash", "document_acl_set", "document_delete", "document_ingest", "document_links_backfill",
+    "content_hash", "document_acl_set", "document_grant_add", "document_reader_remove",
+    "documents_granted_ids", "document_delete", "document_ingest", "document_links_backfill",
     "document_update", "documents_access_set",
     "documents_import", "documents_ingest", "documents_resume", "metadata_sanitise", "source_create",
     "source_delete", "source_update", "source_upload_allowed",

@@ -32,7 +32,13 @@ from ..parsing import ParseError, parse_body
 from ..record_links import LinkRef, links_extract, own_ticket_key
 from ..sql import chunks_copy, document_links_write, source_defaults_share
 from ..structure import structure_dump, text_structure
-from .grants import _documents_access_apply, _principal_ids, _require_writer, source_upload_allowed
+from .grants import (
+    _documents_access_apply,
+    _principal_ids,
+    _require_writer,
+    documents_granted_ids,
+    source_upload_allowed,
+)
 from .records import DocumentInput, IngestResult, metadata_sanitise
 
 logger = logging.getLogger(__name__)
@@ -158,6 +164,9 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
         }
         if member_upload and not authority.is_admin:
             prepared, existing = _member_upload_targets(authority, source, prepared, existing)
+        # A document's `acl` holds its grants made in the app too (DocumentGrant); a re-ingest neither compares
+        # them with the record's access nor removes them.
+        granted = documents_granted_ids([d.pk for d in existing.values()])
         to_create, chunk_rows, acl_plan, acl_new, link_rows = [], [], [], [], []
         for p in prepared:
             item = p.item
@@ -181,7 +190,7 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
                 continue
             content_changed = current.content_hash != p.content_hash
             attr_changed = [k for k, v in attrs.items() if getattr(current, k) != v]
-            acl_changed = sorted(current.acl) != acl_ids
+            acl_changed = sorted(set(current.acl) - granted.get(current.pk, set())) != acl_ids
             if content_changed:
                 Chunk.objects.filter(document=current).delete()
                 DocumentLink.objects.filter(source=current).delete()

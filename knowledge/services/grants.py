@@ -10,11 +10,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from groundwork.authority import Authority
-from groundwork.models import Principal, Tenant
+from groundwork.models import Membership, Principal, Tenant
 from groundwork.services import principal_ensure, principal_parse
 
-from ..hooks import DocumentChange, documents_changed_notify
-from ..models import Document, DocumentAcl, Source, SourceAcl
+from ..hooks import DocumentChange, access_upstream, documents_changed_notify
+from ..models import Document, DocumentAcl, DocumentGrant, Source, SourceAcl, Visibility
 from ..sql import source_defaults_share
 
 logger = logging.getLogger(__name__)
@@ -97,11 +97,14 @@ def documents_access_set(*, authority: Authority, source: Source,
         default_ids = sorted(SourceAcl.objects.filter(source_id=source.pk).values_list("principal_id", flat=True))
         default_visibility = Source.objects.filter(pk=source.pk).values_list("default_visibility", flat=True)[0]
         wanted = {document_id: (visibility, acl) for document_id, visibility, acl in changes}
-        current = (Document.objects.select_for_update().filter(source_id=source.pk, pk__in=list(wanted))
-                   .order_by("pk").values_list("pk", "visibility", "acl", "acl_inherited"))
+        current = list(Document.objects.select_for_update().filter(source_id=source.pk, pk__in=list(wanted))
+                       .order_by("pk").values_list("pk", "visibility", "acl", "acl_inherited"))
+        # `acl` holds the grants made in the app too (DocumentGrant); they are not the sync's to compare or undo.
+        granted = documents_granted_ids([row[0] for row in current])
         cache: dict = {}
         groups: dict[tuple, list[int]] = {}
         for pk, visibility, acl, inherited in current:
+            acl = sorted(set(acl) - granted.get(pk, set())) if pk in granted else acl
             new_visibility, specs_wanted = wanted[pk]
             inherit = new_visibility is None and specs_wanted is None
             if inherit:
@@ -116,3 +119,77 @@ def documents_access_set(*, authority: Authority, source: Source,
                                     principal_ids=list(ids), inherited=inherited)
             changed += document_ids
     return sorted(changed)
+
+
+# --- Grants: readers added in the app on top of a document's own access -------------------------------------
+
+def documents_granted_ids(document_ids: Sequence[int]) -> dict[int, set[int]]:
+    """{document id: principal ids granted in the app} for those of `document_ids` that have grants."""
+    granted: dict[int, set[int]] = {}
+    if document_ids:
+        for document_id, principal_id in DocumentGrant.objects.filter(document_id__in=list(document_ids)) \
+                .values_list("document_id", "principal_id"):
+            granted.setdefault(document_id, set()).add(principal_id)
+    return granted
+
+
+def _grant_principal(tenant: Tenant, spec: str) -> Principal:
+    """The principal a grant names. A person must be a member of the tenant: a grant never reaches outside it."""
+    kind, key = principal_parse(spec)
+    if kind == Principal.Kind.USER:
+        if not Membership.objects.filter(tenant=tenant, user_id=int(key), user__is_active=True).exists():
+            raise ValidationError(f"user:{key} is not a member of this tenant")
+    if kind == Principal.Kind.SERVICE:
+        raise ValidationError("a service is not a reader to share a document with")
+    return principal_ensure(tenant=tenant, kind=kind, raw=key)
+
+
+def document_grant_add(authority: Authority, *, document: Document, principal: str,
+                       reason: str) -> tuple[DocumentGrant, bool]:
+    """Let `principal` (a spec: user:<id>, group:…, email:…) read `document`, as a grant kept apart from the
+    document's own ACL, so a re-ingest or a connector's permission sync does not undo it; the document's
+    effective ACL (and its chunks', and its access class) follows by trigger. Tenant admins only. Returns
+    (grant, created); granting a reader already granted returns the existing grant."""
+    _require_writer(authority, document.tenant_id)
+    with transaction.atomic():
+        tenant = Tenant.objects.get(pk=document.tenant_id)
+        target = _grant_principal(tenant, principal)
+        grant, created = DocumentGrant.objects.get_or_create(
+            document_id=document.pk, principal=target,
+            defaults={"granted_by_id": authority.user_id, "reason": reason[:200]})
+        if created:
+            documents_changed_notify([DocumentChange(document.pk, document.tenant_id, "access_changed")])
+    return grant, created
+
+
+def document_reader_remove(authority: Authority, *, document: Document, principal_id: int) -> str:
+    """Stop `principal_id` reading `document` from here, where that is the app's to change. A grant made in
+    the app is removed (what the source gave stays). A reader the document's own access names is removed
+    only when that access was set on the document in the app; one that comes from the source's defaults, or
+    from a connector's permission sync, is refused with the place to change it — removing it here would be
+    undone by the next sync. Returns what was removed ("grant" or "acl")."""
+    _require_writer(authority, document.tenant_id)
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None:
+            raise ValidationError("the document no longer exists")
+        if DocumentGrant.objects.filter(document_id=locked.pk, principal_id=principal_id).delete()[0]:
+            documents_changed_notify([DocumentChange(locked.pk, locked.tenant_id, "access_changed")])
+            return "grant"
+        own = list(DocumentAcl.objects.filter(document_id=locked.pk).values_list("principal_id", flat=True))
+        if principal_id not in own:
+            raise ValidationError("this principal is not a reader of the document")
+        if locked.acl_inherited:
+            raise ValidationError("this reader comes from the source's default access; change it on the "
+                                  "Sources page (it applies to every document of the source that follows it)")
+        upstream = access_upstream(locked.source_id)
+        if upstream:
+            raise ValidationError(f"this reader comes from {upstream}; change it there (a removal here would be "
+                                  f"undone by the next permission sync)")
+        remaining = [pk for pk in own if pk != principal_id]
+        granted = documents_granted_ids([locked.pk]).get(locked.pk, set())
+        if locked.visibility == Visibility.RESTRICTED and not (remaining or granted):
+            raise ValidationError("a restricted document needs at least one reader, or nobody can read it")
+        _documents_access_apply(tenant_id=locked.tenant_id, document_ids=[locked.pk], visibility=locked.visibility,
+                                principal_ids=remaining, inherited=False)
+    return "acl"
