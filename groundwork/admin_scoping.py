@@ -40,7 +40,7 @@ from django.http import Http404, HttpResponseRedirect
 from django.urls import path
 
 from .authority import Authority
-from .models import Membership, Principal, Tenant
+from .models import GroupMembership, Membership, Principal, Tenant
 from .rls import DatabaseScope, request_scope_set, system_scope
 
 logger = logging.getLogger(__name__)
@@ -312,6 +312,16 @@ class LabelledAutocompleteJsonView(AutocompleteJsonView):
         if isinstance(obj, Principal):
             result["text"] = obj.label
         return result
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        # A group link's group field offers groups only: e-mail addresses, people and services cannot have members
+        # (group_member_check refuses them on save), so offering them as "groups" only led to a refusal. Here
+        # rather than limit_choices_to on the field: that is a model change, and a migration, for an admin widget.
+        field = self.source_field
+        if field.model is GroupMembership and field.name == "group":
+            qs = qs.filter(kind__in=(Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP))
+        return qs
 
 
 class TenantAdminAuthenticationForm(AdminAuthenticationForm):

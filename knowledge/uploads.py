@@ -25,7 +25,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from groundwork.authority import Authority
-from groundwork.models import Tenant
+from groundwork.models import Membership, Tenant
 from groundwork.selectors import AuthorityDenied, authority_for_service, authority_for_user
 from groundwork.task_queue import enqueue_on_commit
 
@@ -203,9 +203,24 @@ def _uploader_authority(batch: UploadBatch) -> Authority:
     raise AuthorityDenied("the uploader no longer exists")
 
 
-def _document_inputs(item: UploadItem, parsed: list[ParsedFile], *, own_access: bool) -> list[DocumentInput]:
+def _file_author(tenant_id: int, author: str | None) -> str | None:
+    """A file's author as a principal, only where it names someone of the tenant. An e-mail's sender is a
+    header anyone can write: an outside address would otherwise become a principal of the tenant, offered as a
+    reader on every sharing panel. A member's address is that member (their user principal); any other stays
+    in the document's metadata ("from") and names no principal."""
+    if not author or not author.startswith("email:"):
+        return author
+    address = author.partition(":")[2].strip()
+    user_id = (Membership.objects.filter(tenant_id=tenant_id, user__email__iexact=address, user__is_active=True)
+               .order_by("user_id").values_list("user_id", flat=True).first())
+    return f"user:{user_id}" if user_id is not None else None
+
+
+def _document_inputs(item: UploadItem, parsed: list[ParsedFile], *, own_access: bool,
+                     tenant_id: int) -> list[DocumentInput]:
     return [DocumentInput.from_record({
         **doc.record(), "external_id": (doc.external_id or item.name)[:512],
+        "author": _file_author(tenant_id, doc.author),
         # Only an admin's JSON records may carry their own access; everything else inherits the source's.
         **({} if own_access else {"visibility": None, "acl": None}),
     }) for doc in parsed]
@@ -231,7 +246,7 @@ def upload_item_process(*, authority: Authority, source: Source, item_id: int) -
         return "failed"
     try:
         parsed = file_parse_isolated(item.name, bytes(item.content))
-        inputs = _document_inputs(item, parsed, own_access=authority.is_admin)
+        inputs = _document_inputs(item, parsed, own_access=authority.is_admin, tenant_id=source.tenant_id)
         with transaction.atomic():
             # A re-delivered task may run this item at the same time as the first delivery: the row lock makes
             # the second wait, then find the item finished and leave it (rather than fail on the new document).

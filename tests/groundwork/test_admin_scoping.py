@@ -273,7 +273,11 @@ def test_autocomplete_never_returns_globex_rows(seed, tenant_admin, operator, wo
             ids = {int(r["id"]) for r in scoped.json()["results"]}
             assert not ids & forbidden.get(remote, set()), (source_model, field_name)
             everyone = {int(r["id"]) for r in operator.get("/admin/autocomplete/", params).json()["results"]}
-            assert forbidden.get(remote, set()) <= everyone  # the operator's answer has them: the test can fail
+            expected = forbidden.get(remote, set())
+            if (source_model, field_name) == (GroupMembership, "group"):  # offers groups only
+                expected = set(Principal.objects.filter(pk__in=expected, kind__in=("group", "provider_group"))
+                               .values_list("pk", flat=True))
+            assert expected <= everyone  # the operator's answer has them: the test can fail
             assert all(not r["text"].startswith("user:") for r in scoped.json()["results"])
             checked += 1
     assert checked >= 4
@@ -543,3 +547,19 @@ def test_view_on_site_answers_the_same_for_missing_and_forbidden_objects(world, 
             page = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", response.content.decode())
             answers.add((response.status_code, page.replace(f"r/{ct}/{object_id}/", "")))
         assert len(answers) == 1 and next(iter(answers))[0] == 404, answers
+
+
+def test_group_autocomplete_offers_groups_not_addresses_or_people(tenant_admin, world):
+    """Issue #35: the group field of a group link offered e-mail principals (and people) as "groups"."""
+    from groundwork.services import principal_ensure
+
+    address = principal_ensure(tenant=world.acme, kind="email", raw="dana@outside.test")
+    params = {"app_label": "platform", "model_name": "groupmembership", "field_name": "group", "term": ""}
+    offered = {int(r["id"]) for r in tenant_admin.get("/admin/autocomplete/", params).json()["results"]}
+    assert {world.groups[name].pk for name in ("hr", "leadership", "engineering")} <= offered
+    assert address.pk not in offered
+    assert not Principal.objects.filter(pk__in=offered).exclude(kind__in=("group", "provider_group")).exists()
+    # The member field still offers addresses: an e-mail principal may belong to a group.
+    params["field_name"] = "member"
+    members = {int(r["id"]) for r in tenant_admin.get("/admin/autocomplete/", params).json()["results"]}
+    assert address.pk in members

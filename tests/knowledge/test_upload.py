@@ -9,6 +9,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from groundwork.models import Principal
 from knowledge.access import readable_documents
 from knowledge.models import Chunk, Document, Source, UploadBatch, UploadItem
 from knowledge.retrieval import hybrid_search
@@ -294,7 +295,21 @@ def test_slides_sheets_and_mail_through_an_upload(world, source, django_capture_
     book = Document.objects.get(source=source, external_id="book.xlsx")
     assert set(book.chunks.values_list("location", flat=True)) == {"sheet Budget"}
     mail = Document.objects.get(source=source, external_id="mail.eml")
-    assert mail.title == "Quarterly numbers" and mail.author.key == "dana@acme.test"
+    # The sender is no member: kept in the metadata, never made a principal (a reader the sharing panel offers).
+    assert mail.title == "Quarterly numbers" and mail.author is None
+    assert "dana@acme.test" in mail.metadata["from"]
+    assert not Principal.objects.filter(key="dana@acme.test").exists()
+
+
+def test_a_members_mail_names_the_member_as_author(world, source, django_capture_on_commit_callbacks):
+    from tests.knowledge.test_files import eml_bytes
+
+    world.member.email = "Dana@acme.test"
+    world.member.save(update_fields=["email"])
+    post_files(world.client(world.admin), source.pk, [("mail.eml", eml_bytes())], django_capture_on_commit_callbacks)
+    mail = Document.objects.get(source=source, external_id="mail.eml")
+    assert mail.author.kind == "user" and mail.author.user == world.member
+    assert not Principal.objects.filter(kind="email", key="dana@acme.test").exists()
 
 
 def test_json_records_admin_access_kept_member_access_ignored(world, source, django_capture_on_commit_callbacks):
