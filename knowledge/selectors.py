@@ -6,13 +6,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from groundwork.authority import Authority
-from groundwork.models import Principal
+from groundwork.models import GroupMembership, Membership, Principal
+from groundwork.services import principal_parse
 
 from .access import access_q, readable_chunks, readable_documents
-from .models import Chunk, Document, DocumentLink, Source
+from .hooks import access_upstream
+from .models import Chunk, Document, DocumentAcl, DocumentGrant, DocumentLink, Source, SourceAcl, Visibility
 
 
 def sources_list(authority: Authority) -> QuerySet[Source]:
@@ -153,3 +156,147 @@ def document_links_readable(authority: Authority, document_ids: list[int], *, li
     return (DocumentLink.objects.filter(Q(source_id__in=document_ids) | Q(target_id__in=document_ids))
             .filter(target__isnull=False).filter(both).select_related("source", "target")
             .order_by("source_id", "target_id", "id")[:limit])
+
+
+# --- The sharing panel: who reads a document, and why ------------------------------------------------------------
+
+PRINCIPAL_KIND_LABELS = {
+    Principal.Kind.USER: "Person",
+    Principal.Kind.GROUP: "Group",
+    Principal.Kind.PROVIDER_GROUP: "Group (from a provider)",
+    Principal.Kind.EMAIL: "E-mail address",
+    Principal.Kind.SERVICE: "Service",
+}
+_GROUP_KINDS = (Principal.Kind.GROUP, Principal.Kind.PROVIDER_GROUP)
+_MEMBERS_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Reader:
+    principal: Principal
+    kind_label: str
+    why: str  # "source default", "connector", "set on this document", "grant"
+    detail: str  # the why, spelled out
+    removable: bool
+    members: list[str]  # a group's members as people read them (the first few)
+    member_count: int
+
+
+@dataclass(frozen=True)
+class Sharing:
+    workspace: bool  # everyone in the workspace reads it, whatever the readers below
+    readers: list[Reader]
+    upstream: str | None  # where a connector's access comes from, when one manages the source
+
+
+def _members(group_ids: list[int]) -> dict[int, list[Principal]]:
+    members: dict[int, list[Principal]] = {}
+    links = (GroupMembership.objects.filter(group_id__in=group_ids).select_related("member__user")
+             .order_by("group_id", "member__kind", "member__key"))
+    for link in links:
+        members.setdefault(link.group_id, []).append(link.member)
+    return members
+
+
+def document_sharing(authority: Authority, document: Document) -> Sharing | None:
+    """Who reads `document` and why, for its tenant's admins (None for anyone else: the platform corpus's
+    access and other tenants' are not theirs to see). `document` comes from `document_view` (readable)."""
+    if not authority.is_admin or document.tenant_id != authority.tenant_id:
+        return None
+    upstream = access_upstream(document.source_id)
+    own = list(DocumentAcl.objects.filter(document_id=document.pk).select_related("principal__user")
+               .order_by("principal__kind", "principal__key"))
+    grants = list(DocumentGrant.objects.filter(document_id=document.pk)
+                  .select_related("principal__user", "granted_by").order_by("created_at", "pk"))
+    groups = _members([entry.principal_id for entry in [*own, *grants] if entry.principal.kind in _GROUP_KINDS])
+    readers: list[Reader] = []
+    for entry in own:
+        if document.acl_inherited:
+            why, detail = "source default", f"the default access of the source {document.source.name}"
+        elif upstream:
+            why, detail = "connector", f"{upstream}, mirrored by the connector's permission sync"
+        else:
+            why, detail = "set on this document", "the document's own access list"
+        readers.append(_reader(entry.principal, why, detail, removable=why == "set on this document",
+                               groups=groups))
+    for grant in grants:
+        by = grant.granted_by
+        who = (by.get_full_name() or by.get_username()) if by is not None else "an admin"
+        detail = f"granted by {who} on {grant.created_at:%Y-%m-%d}" + (f" ({grant.reason})" if grant.reason else "")
+        readers.append(_reader(grant.principal, "grant", detail, removable=True, groups=groups))
+    return Sharing(workspace=document.visibility == Visibility.WORKSPACE, readers=readers, upstream=upstream)
+
+
+def _reader(principal: Principal, why: str, detail: str, *, removable: bool,
+            groups: dict[int, list[Principal]]) -> Reader:
+    members = groups.get(principal.pk, [])
+    return Reader(principal=principal, kind_label=PRINCIPAL_KIND_LABELS.get(principal.kind, principal.kind),
+                  why=why, detail=detail, removable=removable,
+                  members=[m.label for m in members[:_MEMBERS_SHOWN]], member_count=len(members))
+
+
+@dataclass(frozen=True)
+class PrincipalChoice:
+    spec: str  # what a grant takes: user:<id>, group:<name>, email:<address>, provider:group
+    kind: str
+    kind_label: str
+    label: str
+
+
+def principals_search(authority: Authority, query: str, *, limit: int = 15) -> list[PrincipalChoice]:
+    """Readers an admin may add, for the sharing panel's search: the tenant's people (its members), its groups,
+    and the e-mail principals that already read something or belong to a group — an address that only ever
+    appeared as an author or a mail header is no reader. A query that is itself an e-mail address is offered
+    as one, so an admin can share with someone by address. Admins of the tenant only; others get nothing."""
+    if not authority.is_admin:
+        return []
+    text = (query or "").replace("\x00", "").strip()[:100]
+    if not text:
+        return []
+    members = Membership.objects.filter(tenant_id=authority.tenant_id, user_id=OuterRef("user_id"),
+                                        user__is_active=True)
+    reading = (Exists(DocumentAcl.objects.filter(principal_id=OuterRef("pk")))
+               | Exists(DocumentGrant.objects.filter(principal_id=OuterRef("pk")))
+               | Exists(SourceAcl.objects.filter(principal_id=OuterRef("pk")))
+               | Exists(GroupMembership.objects.filter(member_id=OuterRef("pk"))))
+    matches = (Q(key__icontains=text) | Q(display_name__icontains=text) | Q(user__username__icontains=text)
+               | Q(user__email__icontains=text) | Q(user__first_name__icontains=text)
+               | Q(user__last_name__icontains=text))
+    qs = (Principal.objects.filter(tenant_id=authority.tenant_id).filter(matches)
+          .filter((Q(kind=Principal.Kind.USER) & Exists(members)) | Q(kind__in=_GROUP_KINDS)
+                  | (Q(kind=Principal.Kind.EMAIL) & reading))
+          .select_related("user").order_by("kind", "key")[:limit])
+    choices = [PrincipalChoice(spec=_spec(p), kind=p.kind, kind_label=PRINCIPAL_KIND_LABELS[p.kind], label=p.label)
+               for p in qs]
+    # People who have not signed in yet have no principal: find them through their membership.
+    found_users = {c.spec for c in choices if c.kind == Principal.Kind.USER}
+    if len(choices) < limit:
+        people = (Membership.objects.filter(tenant_id=authority.tenant_id, user__is_active=True)
+                  .filter(Q(user__username__icontains=text) | Q(user__email__icontains=text)
+                          | Q(user__first_name__icontains=text) | Q(user__last_name__icontains=text))
+                  .select_related("user").order_by("user__username")[:limit])
+        for membership in people:
+            user = membership.user
+            spec = f"user:{user.pk}"
+            if spec in found_users or len(choices) >= limit:
+                continue
+            name = user.get_full_name() or user.get_username()
+            choices.append(PrincipalChoice(spec=spec, kind=Principal.Kind.USER, kind_label="Person",
+                                           label=f"{name} <{user.email}>" if user.email else name))
+    if "@" in text and not any(c.kind == Principal.Kind.EMAIL and c.label == text.lower() for c in choices):
+        try:
+            kind, key = principal_parse(text if text.lower().startswith("email:") else f"email:{text}")
+        except ValidationError:
+            kind = None
+        if kind == Principal.Kind.EMAIL:
+            choices.append(PrincipalChoice(spec=f"email:{key}", kind=kind, kind_label="E-mail address",
+                                           label=key))
+    order = {Principal.Kind.USER: 0, Principal.Kind.GROUP: 1, Principal.Kind.PROVIDER_GROUP: 1,
+             Principal.Kind.EMAIL: 2}
+    return sorted(choices, key=lambda c: (order.get(c.kind, 3), c.label.lower()))
+
+
+def _spec(principal: Principal) -> str:
+    if principal.kind == Principal.Kind.PROVIDER_GROUP:
+        return principal.key
+    return f"{principal.kind}:{principal.key}"

@@ -8,6 +8,9 @@ from .retrieval import api as retrieval_api
 page_urlpatterns = [
     path("documents/", views.documents_page, name="documents"),
     path("documents/<int:document_id>/", views.document_page, name="document"),
+    path("documents/<int:document_id>/readers/add", views.document_reader_add_page, name="document-reader-add"),
+    path("documents/<int:document_id>/readers/remove", views.document_reader_remove_page,
+         name="document-reader-remove"),
     path("upload/", intake_views.upload_page, name="upload"),
     path("upload/<int:batch_id>/", intake_views.upload_batch_page, name="upload-batch"),
     path("manage/sources/", intake_views.sources_page, name="sources"),

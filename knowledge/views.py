@@ -10,10 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_POST
 
 from groundwork.authority import Authority
 from groundwork.page_access import page_found, tenant_page
@@ -23,6 +26,7 @@ from .chunking import heading_outline
 from .links import document_viewer_url
 from .models import Chunk, Source, Visibility
 from .rendering import chars_parse, document_blocks, external_url
+from .services import document_grant_add, document_reader_remove
 
 PAGE_SIZE = 25
 # The page shows documents, which are untrusted: nothing may load or run from anywhere but our own origin.
@@ -159,7 +163,11 @@ def document_page(request: HttpRequest, authority: Authority, document_id: int) 
     view = page_found(selectors.document_view(authority, document_id))
     document = view.document
     highlight = chars_parse(request.GET.get("chars"), len(document.text))
+    sharing = selectors.document_sharing(authority, document)
+    find = (request.GET.get("find") or "").strip()[:100] if sharing is not None else ""
     return _with_csp(render(request, "knowledge/document.html", {
+        "sharing": sharing, "find": find,
+        "principal_choices": selectors.principals_search(authority, find) if find else [],
         "tenant_slug": tenant_slug, "document": document, "highlight": highlight,
         "blocks": document_blocks(document.text, document.format, highlight=highlight),
         "is_markdown": document.format == "markdown",
@@ -168,3 +176,42 @@ def document_page(request: HttpRequest, authority: Authority, document_id: int) 
         "restricted": document.visibility != Visibility.WORKSPACE,
         "acl": view.acl, "is_admin": authority.is_admin, "record_url": external_url(document.record_url),
     }))
+
+
+def _sharing_redirect(authority: Authority, document_id: int) -> HttpResponse:
+    url = reverse("pages:document", kwargs={"tenant_slug": authority.tenant_slug, "document_id": document_id})
+    return redirect(f"{url}#document-sharing")
+
+
+@tenant_page("admin")
+@require_POST
+def document_reader_add_page(request: HttpRequest, authority: Authority, document_id: int) -> HttpResponse:
+    """The sharing panel's "Add reader": a grant, which a connector's permission sync keeps."""
+    document = page_found(selectors.document_writable(authority, document_id))
+    try:
+        grant, created = document_grant_add(authority, document=document, principal=request.POST.get("principal", ""),
+                                            reason="added on the sharing panel")
+    except ValidationError as exc:
+        messages.error(request, "Not shared: " + "; ".join(exc.messages))
+    else:
+        label = grant.principal.label
+        messages.success(request, f"{label} can read this document now." if created
+                         else f"{label} could read this document already.")
+    return _sharing_redirect(authority, document.pk)
+
+
+@tenant_page("admin")
+@require_POST
+def document_reader_remove_page(request: HttpRequest, authority: Authority, document_id: int) -> HttpResponse:
+    document = page_found(selectors.document_writable(authority, document_id))
+    raw = (request.POST.get("principal_id") or "").strip()
+    if not raw.isdigit() or len(raw) > 18:
+        messages.error(request, "Choose a reader to remove.")
+        return _sharing_redirect(authority, document.pk)
+    try:
+        document_reader_remove(authority, document=document, principal_id=int(raw))
+    except ValidationError as exc:
+        messages.error(request, "Not removed: " + "; ".join(exc.messages))
+    else:
+        messages.success(request, "Reader removed.")
+    return _sharing_redirect(authority, document.pk)

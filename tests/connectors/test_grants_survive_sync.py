@@ -6,6 +6,7 @@ names the upstream place instead."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -132,3 +133,19 @@ def test_the_page_grant_then_sync_keeps_the_request_and_the_access_in_step(world
     assert finds(world, world.member, "otterbloom")
     page = admin.get("/t/acme/manage/access-requests/").content.decode()
     assert "granted" in page
+
+
+def test_the_sharing_panel_lists_the_connectors_readers_and_the_grant(world, handbook):
+    salaries = Document.objects.get(source=handbook, external_id="hr/salaries.txt")
+    document_grant_add(world.authority(world.admin), document=salaries, principal="group:engineering",
+                       reason="access request #7")
+    sync(world, handbook, mode="permissions")
+    admin = Client()
+    admin.force_login(world.admin)
+    page = admin.get(f"/t/acme/documents/{salaries.pk}/").content.decode()
+    assert re.search(r'data-why="connector">\s*<span class="kn-badge">Group</span> <strong>group hr</strong>', page)
+    assert re.search(r'data-why="grant">\s*<span class="kn-badge">Group</span> <strong>group engineering</strong>'
+                     r'.*access request #7', page, re.S)
+    assert "access file (.groundwork-acl.json)" in page  # where the connector's readers are changed
+    # The connector's reader has no Remove button; the grant has one.
+    assert 'aria-label="Remove group engineering"' in page and 'aria-label="Remove group hr"' not in page
