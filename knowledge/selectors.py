@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
@@ -300,3 +301,93 @@ def _spec(principal: Principal) -> str:
     if principal.kind == Principal.Kind.PROVIDER_GROUP:
         return principal.key
     return f"{principal.kind}:{principal.key}"
+
+
+# --- The Documents page's search: relevance, a snippet with the matched words, and why it matched ----------------
+
+SEARCH_DEPTH = 100  # documents ranked by relevance; the page pages through them
+_OPERATORS = re.compile(r'"|(?:^|\s)-\w|\sor\s', re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DocumentMatch:
+    document: Document
+    snippet: str  # safe HTML: the passage escaped, the matched words in <mark>
+    words: bool  # the full-text channel matched it
+    meaning: bool  # the vector channel found it close in meaning
+    title_only: bool  # listed because its title holds the text, not ranked by the search
+
+
+@dataclass(frozen=True)
+class DocumentSearch:
+    matches: list[DocumentMatch]
+    semantic: bool  # whether the vector channel took part (else full text alone)
+    unavailable: bool  # the search could not run; `matches` are the plain title and text matches, newest first
+
+
+def _snippet_html(text: str) -> str:
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    from .sql import SNIPPET_START, SNIPPET_STOP
+
+    pieces, marked = [], False
+    for part in re.split(f"([{SNIPPET_START}{SNIPPET_STOP}])", text):
+        if part in (SNIPPET_START, SNIPPET_STOP):
+            marked = part == SNIPPET_START
+            continue
+        if part:
+            pieces.append(f"<mark>{escape(part)}</mark>" if marked else escape(part))
+    return mark_safe("".join(pieces))  # noqa: S308 - every piece of text is escaped above
+
+
+def documents_search(authority: Authority, filters: DocumentFilters) -> DocumentSearch:
+    """The Documents page's search for `filters.text`: readable documents ranked by the hybrid search (lexical +
+    vector + registered channels, access-filtered in SQL) — the best chunk of each — with that chunk's passage
+    as a snippet, narrowed by the page's other filters. Documents whose title holds the text but that the search
+    did not rank follow, newest first. When retrieval is unavailable, the page's plain matching stands in."""
+    from .access import chunk_access_params, chunk_access_sql
+    from .retrieval import RetrievalUnavailable, SearchFilters, hybrid_search
+    from .retrieval.lexical import or_query, query_lexemes
+    from .sql import chunk_snippets
+
+    text = filters.text or ""
+    plain = replace(filters, text=None)
+    source_ids: set[int] | None = {filters.source_id} if filters.source_id is not None else None
+    if filters.kind:
+        of_kind = set(sources_list(authority).filter(kind=filters.kind).values_list("pk", flat=True))
+        source_ids = of_kind if source_ids is None else source_ids & of_kind
+    if source_ids is not None and not source_ids:
+        return DocumentSearch(matches=[], semantic=False, unavailable=False)
+    search_filters = SearchFilters(source_ids=tuple(sorted(source_ids or ())), updated_after=filters.updated_from,
+                                   updated_before=filters.updated_before)
+    try:
+        result = hybrid_search(authority, text, k=SEARCH_DEPTH, filters=search_filters, per_document_cap=1)
+    except RetrievalUnavailable:
+        listed = documents_browse(authority, filters)[:SEARCH_DEPTH]
+        return DocumentSearch(matches=[DocumentMatch(document=d, snippet="", words=False, meaning=False,
+                                                     title_only=True) for d in listed],
+                              semantic=False, unavailable=True)
+    hits = {hit.document_id: hit for hit in result.hits}
+    # Search operators (a quoted phrase, -word, or) are the page's contract, which the search's OR of words does
+    # not keep: with them, only documents that match the query as written (websearch syntax, or the title) stay.
+    constraint = filters if _OPERATORS.search(text) else plain
+    documents = {d.pk: d for d in documents_browse(authority, constraint).filter(pk__in=list(hits))}
+    lexemes = query_lexemes(text)
+    snippets = chunk_snippets([h.chunk_id for h in hits.values()], or_query=or_query(lexemes) if lexemes else "",
+                              access=chunk_access_sql("c"), access_params=chunk_access_params(authority))
+    matches = []
+    for document_id, hit in hits.items():
+        document = documents.get(document_id)
+        if document is None:  # left out by a filter the search has no clause for (the file type)
+            continue
+        snippet = snippets.get(hit.chunk_id) or hit.text[:240]
+        matches.append(DocumentMatch(document=document, snippet=_snippet_html(snippet),
+                                     words=hit.lexical_rank is not None, meaning=hit.vector_rank is not None,
+                                     title_only=False))
+    room = SEARCH_DEPTH - len(matches)
+    if room > 0:
+        titled = documents_browse(authority, plain).filter(title__icontains=text).exclude(pk__in=list(hits))
+        matches += [DocumentMatch(document=d, snippet="", words=True, meaning=False, title_only=True)
+                    for d in titled[:room]]
+    return DocumentSearch(matches=matches, semantic=result.vector == "ok", unavailable=False)

@@ -394,3 +394,35 @@ def document_links_write(rows: Sequence[tuple[int, str, str, str]], *, documents
         if documents:
             for statement in DOCUMENT_LINKS_RESOLVE:
                 cursor.execute(statement, {"documents": list(documents), "tenant_ids": list(tenant_ids)})
+
+
+# --- Search snippets ----------------------------------------------------------------------------------------------
+# Why raw SQL: ts_headline picks the passage and marks the words by the same english stemming the lexical channel
+# matched with ("deploys" marks "deployed"), which no Python re-implementation would agree with. The marks are
+# control characters (STX/ETX, stripped from the text first), not HTML: the caller escapes the text and only then
+# turns them into <mark>, so a document can never inject markup through its snippet.
+
+SNIPPET_START, SNIPPET_STOP = "\x02", "\x03"
+SNIPPET_OPTIONS = (f"StartSel={SNIPPET_START}, StopSel={SNIPPET_STOP}, MaxWords=28, MinWords=10, ShortWord=2, "
+                   'MaxFragments=2, FragmentDelimiter=" … "')
+CHUNK_SNIPPETS = sql.SQL(
+    """
+    SELECT c.id, ts_headline('english', translate(c.text, %(marks)s, ''), to_tsquery('english', %(or_query)s),
+                             %(options)s)
+      FROM knowledge_chunk c
+     WHERE c.id = ANY(%(ids)s::bigint[]) AND {access}
+    """
+)
+
+
+def chunk_snippets(chunk_ids: Sequence[int], *, or_query: str, access: sql.Composable,
+                   access_params: dict) -> dict[int, str]:
+    """{chunk id: its best passage for the query, the matched words between SNIPPET_START and SNIPPET_STOP}, for
+    the readable ones of `chunk_ids` (`access`: knowledge.access.chunk_access_sql("c"))."""
+    if not chunk_ids or not or_query:
+        return {}
+    with default_connection.cursor() as cursor:
+        cursor.execute(CHUNK_SNIPPETS.format(access=access),
+                       {**access_params, "ids": list(chunk_ids), "or_query": or_query, "options": SNIPPET_OPTIONS,
+                        "marks": SNIPPET_START + SNIPPET_STOP})
+        return dict(cursor.fetchall())

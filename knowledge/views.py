@@ -97,17 +97,23 @@ def _upload_url(tenant_slug: str) -> str | None:
 def documents_page(request: HttpRequest, authority: Authority) -> HttpResponse:
     tenant_slug = authority.tenant_slug
     filters, errors = filters_parse(request.GET)
-    page = Paginator(selectors.documents_browse(authority, filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    # With search text the page ranks by relevance (the hybrid search) and says why each document matched;
+    # without, it lists the readable documents newest first.
+    search = selectors.documents_search(authority, filters) if filters.text else None
+    listing = search.matches if search is not None else selectors.documents_browse(authority, filters)
+    page = Paginator(listing, PAGE_SIZE).get_page(request.GET.get("page"))
     anything = bool(page.object_list) or selectors.documents_exist(authority)
     keep = request.GET.copy()
     keep.pop("page", None)
-    rows = [
-        {"document": doc, "url": document_viewer_url(tenant_slug, doc.pk),
-         "corpus": "platform" if doc.tenant_id == authority.platform_tenant_id else "tenant",
-         "restricted": doc.visibility != Visibility.WORKSPACE}
-        for doc in page.object_list
-    ]
+    rows = []
+    for item in page.object_list:
+        doc = item.document if search is not None else item
+        rows.append({"document": doc, "url": document_viewer_url(tenant_slug, doc.pk),
+                     "corpus": "platform" if doc.tenant_id == authority.platform_tenant_id else "tenant",
+                     "restricted": doc.visibility != Visibility.WORKSPACE,
+                     "match": item if search is not None else None})
     return _with_csp(render(request, "knowledge/documents.html", {
+        "search": search,
         "tenant_slug": tenant_slug, "page": page, "rows": rows, "params": request.GET, "errors": errors,
         "filter_query": keep.urlencode(), "filtered": filters.active or bool(errors), "anything": anything,
         "sources": selectors.sources_list(authority).select_related("tenant"),
