@@ -24,6 +24,10 @@ api_urlpatterns = [
     *api_collection("documents", api.DocumentListApi, "<int:document_id>", api.DocumentDetailApi,
                     names=("documents", "document")),
     path("documents/<int:document_id>/chunks", api.DocumentChunksApi.as_view(), name="document-chunks"),
+    path("documents/<int:document_id>/readers", api.DocumentReadersApi.as_view(), name="document-readers"),
+    path("documents/<int:document_id>/readers/<int:principal_id>", api.DocumentReaderApi.as_view(),
+         name="document-reader"),
+    path("principals", api.PrincipalSearchApi.as_view(), name="principals"),
     path("search", retrieval_api.SearchApi.as_view(), name="search"),
     path("ground", retrieval_api.GroundApi.as_view(), name="ground"),
 ]

@@ -123,3 +123,33 @@ def test_only_the_tenants_admins_share(world, plan):
     assert response.status_code == 404
     assert not DocumentGrant.objects.exists()
     assert _client(world.member).get(f"/t/acme/documents/{plan.pk}/readers/add").status_code in (403, 405)
+
+
+def test_the_api_lists_adds_and_removes_readers(world, plan):
+    admin = world.client(world.admin)
+    found = admin.get("/api/v1/principals", {"q": "engineering"})
+    assert found.status_code == 200
+    assert {"spec": "group:engineering", "kind": "group", "kind_label": "Group",
+            "label": "group engineering"} in found.json()
+    added = admin.post(f"/api/v1/documents/{plan.pk}/readers", {"principal": "group:engineering"}, format="json")
+    assert added.status_code == 201, added.content
+    readers = {r["label"]: r for r in added.json()["readers"]}
+    assert readers["group engineering"]["why"] == "grant" and readers["group engineering"]["removable"]
+    assert readers["group hr"]["why"] == "set on this document"
+    assert _reads(world, world.member, plan)  # member is in engineering
+    again = admin.post(f"/api/v1/documents/{plan.pk}/readers", {"principal": "group:engineering"}, format="json")
+    assert again.status_code == 200
+    bad = admin.post(f"/api/v1/documents/{plan.pk}/readers", {"principal": "nonsense"}, format="json")
+    assert bad.status_code == 400 and "not a principal" in bad.json()["detail"]
+    engineering = readers["group engineering"]["principal_id"]
+    assert admin.delete(f"/api/v1/documents/{plan.pk}/readers/{engineering}").status_code == 204
+    assert not _reads(world, world.member, plan)
+    last = admin.delete(f"/api/v1/documents/{plan.pk}/readers/{readers['group hr']['principal_id']}")
+    assert last.status_code == 400 and "at least one reader" in last.json()["detail"]
+    # Members get a 403; another tenant's admin does not find the document.
+    assert world.client(world.member).get(f"/api/v1/documents/{plan.pk}/readers").status_code == 403
+    assert world.client(world.member).get("/api/v1/principals", {"q": "e"}).status_code == 403
+    outsider = world.client(world.outsider, world.globex)
+    assert outsider.get(f"/api/v1/documents/{plan.pk}/readers").status_code == 404
+    assert outsider.post(f"/api/v1/documents/{plan.pk}/readers", {"principal": "group:hr"},
+                         format="json").status_code == 404
