@@ -27,6 +27,7 @@ from .links import document_viewer_url
 from .models import Chunk, Source, Visibility
 from .rendering import chars_parse, document_blocks, external_url
 from .services import document_grant_add, document_reader_remove
+from .uploads import sources_uploadable
 
 PAGE_SIZE = 25
 # The page shows documents, which are untrusted: nothing may load or run from anywhere but our own origin.
@@ -118,7 +119,9 @@ def documents_page(request: HttpRequest, authority: Authority) -> HttpResponse:
         "filter_query": keep.urlencode(), "filtered": filters.active or bool(errors), "anything": anything,
         "sources": selectors.sources_list(authority).select_related("tenant"),
         "kinds": Source.Kind.choices, "formats": selectors.document_formats(authority),
-        "upload_url": _upload_url(tenant_slug) if authority.is_admin else None,
+        # Anyone who may upload somewhere sees the way in: admins, and members where a source takes their uploads.
+        "upload_url": (_upload_url(tenant_slug) if authority.is_admin or sources_uploadable(authority).exists()
+                       else None),
         "platform_tenant_id": authority.platform_tenant_id,
     }, status=400 if errors else 200))
 

@@ -37,6 +37,12 @@ def test_admin_uploads_with_javascript_and_sees_each_outcome(live_server, browse
     assert rows == {"ferry.md": "Added", "tool.exe": "Refused"}
     assert _main_violations(browser) == []
     assert Document.objects.get(source=source).title == "Ferry timetable"
+    # The row links to the document the file made (issue #35), whether the script or the server wrote it.
+    [link] = browser.find_elements(By.CSS_SELECTOR, "[data-batch-items] a[data-document-link]")
+    assert link.text == "Ferry timetable"
+    link.click()
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "document-title"))
+    assert browser.find_element(By.ID, "document-title").text == "Ferry timetable"
 
 
 def _main_violations(browser) -> list[str]:

@@ -63,6 +63,27 @@ def test_plain_form_post_uploads_and_redirects_to_the_batch_page(world, source, 
     assert "notes.md" in html and "Added" in html and "Ferry notes" in html
     assert "tool.exe" in html and "Refused" in html and "unsupported file type" in html
     assert "Finished" in html
+    # The row of the file that made a document links to it (issue #35); the refused one links nowhere.
+    document = Document.objects.get(source=source)
+    viewer = reverse("pages:document", kwargs={"tenant_slug": "acme", "document_id": document.pk})
+    assert f'<a href="{viewer}" data-document-link>Ferry notes</a>' in html
+    assert html.count("data-document-link>") == 1
+
+
+def test_a_member_sees_the_upload_entry_where_a_source_takes_member_uploads(world, source):
+    from tests.knowledge.conftest import ingest
+
+    ingest(world, source, external_id="x", title="Something", body="Something to list.")
+    upload = url("upload")
+    documents = url("documents")
+    assert f'href="{upload}"' in signed_in(world.admin).get(documents).content.decode()
+    assert f'href="{upload}"' not in signed_in(world.member).get(documents).content.decode()
+    source.members_may_upload = True
+    source.save(update_fields=["members_may_upload"])
+    page = signed_in(world.member).get(documents).content.decode()
+    assert f'<p class="kn-actions" id="upload-entry"><a href="{upload}">Upload files</a></p>' in page
+    # The upload page then offers that source to the member.
+    assert "Shared drive" in signed_in(world.member).get(upload).content.decode()
 
 
 def test_plain_form_post_without_files_says_so(world, source):

@@ -102,7 +102,17 @@
         var badge = cells[1].querySelector("span");
         badge.className = "intake-status intake-status-" + item.status;
         badge.textContent = LABELS[item.status] || item.status;
-        cells[2].textContent = item.reason || item.title || "";
+        cells[2].textContent = "";
+        if (!item.reason && item.document_id) {
+          // The document this file made: a link to it in the viewer, as the server renders it.
+          var link = document.createElement("a");
+          link.href = section.dataset.documentTemplate.replace(/\/0\/$/, "/" + item.document_id + "/");
+          link.setAttribute("data-document-link", "");
+          link.textContent = item.title || "Open the document";
+          cells[2].appendChild(link);
+        } else {
+          cells[2].textContent = item.reason || item.title || "";
+        }
       });
     }
 
