@@ -59,3 +59,20 @@ def connector_access_upstream(source_id: int) -> str | None:
     knowledge through its hook with a source the caller already holds, so no authority is needed here."""
     kind = Connector.objects.filter(source_id=source_id).values_list("kind", flat=True).first()
     return _ACCESS_UPSTREAM.get(kind) if kind else None
+
+
+RUN_DOCUMENTS_SHOWN = 50
+
+
+def run_documents(authority: Authority, run: SyncRun) -> list:
+    """The documents a run wrote (added or changed while it ran), newest first, that the caller may read: the run
+    page's links to what changed. Read through knowledge's access path, like every document read."""
+    from knowledge.access import readable_documents
+
+    if run.started_at is None:
+        return []
+    written = readable_documents(authority).filter(source_id=run.connector.source_id,
+                                                   ingested_at__gte=run.started_at)
+    if run.finished_at is not None:
+        written = written.filter(ingested_at__lte=run.finished_at)
+    return list(written.only("pk", "title", "ingested_at").order_by("-ingested_at", "pk")[:RUN_DOCUMENTS_SHOWN])

@@ -408,3 +408,76 @@ def sync_runs_requeue(*, now: datetime | None = None) -> list[int]:
     for run_id in ids:
         enqueue("connectors.tasks.sync_run_task", run_id)
     return ids
+
+
+# --- Exports uploaded from the browser ---------------------------------------------------------------------------
+
+EXPORT_KINDS = (Connector.Kind.FOLDER, Connector.Kind.SLACK_EXPORT, Connector.Kind.CONFLUENCE_EXPORT,
+                Connector.Kind.JIRA_EXPORT, Connector.Kind.GITHUB_EXPORT)
+EXPORT_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+EXPORT_FOLDER = "uploads"
+
+
+def _export_suffix(name: str) -> str:
+    lowered = (name or "").lower()
+    for suffix in sorted(EXPORT_SUFFIXES, key=len, reverse=True):
+        if lowered.endswith(suffix):
+            return suffix
+    raise ValidationError(f"“{(name or '')[:80]}” is not an export archive: upload a .zip (or a .tar, .tar.gz, "
+                          ".tar.bz2, .tar.xz) as Slack, Confluence, Jira or GitHub export it")
+
+
+def _export_check(suffix: str, path: Path) -> None:
+    """Refuse what cannot be an export before it replaces the source's current one."""
+    import tarfile
+    import zipfile
+
+    if suffix == ".zip":
+        if not zipfile.is_zipfile(path):
+            raise ValidationError("the file is not a readable zip archive")
+        with zipfile.ZipFile(path) as archive:
+            if not archive.namelist():
+                raise ValidationError("the zip archive is empty")
+        return
+    try:
+        with tarfile.open(path) as archive:
+            if archive.next() is None:
+                raise ValidationError("the archive is empty")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise ValidationError("the file is not a readable tar archive") from exc
+
+
+def connector_export_upload(*, authority: Authority, source: Source, kind: str, name: str, chunks) -> Connector:
+    """Take an export archive uploaded from the browser as the source's content: it is written (in `chunks`, at
+    most UPLOAD_MAX_BATCH_BYTES) into the tenant's import folder, under `uploads/source-<id>-<kind><suffix>`, a
+    name of our own (the uploaded name never reaches the filesystem); checked to be a readable archive before it
+    replaces the source's previous export; and the source's connector is set to read it (configured with `kind`,
+    keeping its schedule). No server folder to prepare: the import folder is created when missing."""
+    _require_admin(authority, source)
+    if kind not in EXPORT_KINDS:
+        raise ValidationError("choose what the archive holds: a folder of files, or a Slack, Confluence, Jira or "
+                              "GitHub export")
+    suffix = _export_suffix(name)
+    folder = import_root(source.tenant.slug) / EXPORT_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    relative = f"{EXPORT_FOLDER}/source-{source.pk}-{kind}{suffix}"
+    target = folder / PurePosixPath(relative).name
+    partial = target.with_name(target.name + ".partial")
+    size = 0
+    try:
+        with partial.open("wb") as out:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > settings.UPLOAD_MAX_BATCH_BYTES:
+                    raise ValidationError(f"the archive is larger than {settings.UPLOAD_MAX_BATCH_BYTES} bytes")
+                out.write(chunk)
+        if not size:
+            raise ValidationError("the file is empty")
+        _export_check(suffix, partial)
+        partial.replace(target)  # atomic: a running sync reads the old archive or the new one, never half of it
+    finally:
+        partial.unlink(missing_ok=True)
+    current = Connector.objects.filter(source=source).first()
+    kept = {k: v for k, v in (current.settings if current else {}).items() if k != "path"} \
+        if current is not None and current.kind == kind else {}
+    return connector_configure(authority=authority, source=source, kind=kind, settings={**kept, "path": relative})

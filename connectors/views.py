@@ -81,6 +81,18 @@ def connectors_page(request, authority: Authority):
         try:
             if request.POST.get("action") == "configure":
                 notice = _configure(request, authority)
+            elif request.POST.get("action") == "upload_export":
+                # An export uploaded from the browser: saved, checked, the connector pointed at it, synced now.
+                source = _source(authority, request.POST.get("source_id", ""))
+                upload = request.FILES.get("export")
+                if upload is None:
+                    raise ValidationError("Choose the export archive to upload.")
+                services.connector_export_upload(authority=authority, source=source,
+                                                 kind=request.POST.get("export_kind", ""), name=upload.name,
+                                                 chunks=upload.chunks())
+                run = services.sync_run_start(authority=authority, source=source, mode=SyncRun.Mode.CONTENT)
+                messages.success(request, f"Export of “{source.name}” uploaded; its sync is queued (run {run.pk}).")
+                return redirect("pages:sync-run", tenant_slug=authority.tenant_slug, run_id=run.pk)
             elif request.POST.get("action") == "sync":
                 source = _source(authority, request.POST.get("source_id", ""))
                 run = services.sync_run_start(authority=authority, source=source,
@@ -99,6 +111,8 @@ def connectors_page(request, authority: Authority):
              "runs": list(selectors.runs_of_source(authority, s)[:5]) if c else []}
             for s, c, r in selectors.sources_with_connectors(authority)]
     return render(request, "connectors/connectors.html", {
+        "export_kinds": [(k, label) for k, label in Connector.Kind.choices if k in services.EXPORT_KINDS],
+        "import_folder": services.import_root(authority.tenant_slug),
         "tenant_slug": authority.tenant_slug, "rows": rows, "kinds": Connector.Kind.choices,
         "modes": SyncRun.Mode.choices, "error": error}, status=status)
 
@@ -107,4 +121,5 @@ def connectors_page(request, authority: Authority):
 def run_page(request, authority: Authority, run_id: int):
     run = page_found(selectors.run_get(authority, run_id))
     return render(request, "connectors/run.html", {"tenant_slug": authority.tenant_slug, "run": run,
-                                                   "running": run.status in SyncRun.ACTIVE})
+                                                   "running": run.status in SyncRun.ACTIVE,
+                                                   "changed": selectors.run_documents(authority, run)})
