@@ -30,6 +30,9 @@ ADMIN_ONLY = {
     ("GET", "sources/<int:source_id>/connector"), ("PUT", "sources/<int:source_id>/connector"),
     ("POST", "sources/<int:source_id>/sync-runs"), ("GET", "sources/<int:source_id>/sync-runs"),
     ("GET", "sync-runs/<int:run_id>"),
+    # sharing: who reads a document, adding and removing readers, and the principal search
+    ("GET", "documents/<int:document_id>/readers"), ("POST", "documents/<int:document_id>/readers"),
+    ("DELETE", "documents/<int:document_id>/readers/<int:principal_id>"), ("GET", "principals"),
 }
 _PARAM = re.compile(r"<int:(\w+)>")
 

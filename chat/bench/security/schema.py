@@ -29,7 +29,7 @@ from connectors.models import SyncRun
 from connectors.services import connector_configure, sync_run_start
 from findings.models import Claim, Entity
 from findings.services import chunk_extract, extractor_get
-from groundwork.models import Tenant
+from groundwork.models import Principal, Tenant
 from groundwork.selectors import authority_for_service, authority_for_user
 from groundwork.services import api_key_issue_delegated, membership_set
 from knowledge.models import Chunk, Document, Source, UploadBatch
@@ -40,6 +40,7 @@ from knowledge.uploads import upload_batch_create
 ID_PARAMETERS = {
     "source_id": Source, "document_id": Document, "upload_id": UploadBatch, "message_id": Message,
     "conversation_id": Conversation, "claim_id": Claim, "entity_id": Entity, "run_id": SyncRun,
+    "principal_id": Principal,
 }
 _BODIES = (
     ("owners", "Owners", "Priya Nair is the owner of the Billing Service. Tom Becker is the owner of the Payroll "
