@@ -481,3 +481,25 @@ def connector_export_upload(*, authority: Authority, source: Source, kind: str, 
     kept = {k: v for k, v in (current.settings if current else {}).items() if k != "path"} \
         if current is not None and current.kind == kind else {}
     return connector_configure(authority=authority, source=source, kind=kind, settings={**kept, "path": relative})
+
+
+def connector_test(*, authority: Authority, source: Source) -> str:
+    """Check that the source's connector can read the source with its settings and credentials, writing nothing:
+    it reads the source's access (the permission sync's listing, no content). Returns what it found; raises
+    ValidationError with the source's own reason (a missing export, a refused token, an unreachable site)."""
+    from .crypto import CredentialsUnreadable, credentials_decrypt
+    from .sources import connector_for
+
+    _require_admin(authority, source)
+    connector = Connector.objects.filter(source=source).first()
+    if connector is None:
+        raise ValidationError("this source has no connector; configure one first")
+    try:
+        impl = connector_for(connector.kind, root=import_root(source.tenant.slug), settings=connector.settings,
+                             credentials=credentials_decrypt(connector.credentials_encrypted),
+                             state=connector.sync_state)
+        snapshot = impl.permissions()
+    except (ConnectorError, CredentialsUnreadable) as exc:
+        raise ValidationError(f"the connection failed: {exc}") from exc
+    return (f"The connection works: {connector.get_kind_display()} read, with access for "
+            f"{snapshot.scopes} scope{'s' if snapshot.scopes != 1 else ''}.")

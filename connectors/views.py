@@ -93,6 +93,9 @@ def connectors_page(request, authority: Authority):
                 run = services.sync_run_start(authority=authority, source=source, mode=SyncRun.Mode.CONTENT)
                 messages.success(request, f"Export of “{source.name}” uploaded; its sync is queued (run {run.pk}).")
                 return redirect("pages:sync-run", tenant_slug=authority.tenant_slug, run_id=run.pk)
+            elif request.POST.get("action") == "test":
+                source = _source(authority, request.POST.get("source_id", ""))
+                notice = services.connector_test(authority=authority, source=source)
             elif request.POST.get("action") == "sync":
                 source = _source(authority, request.POST.get("source_id", ""))
                 run = services.sync_run_start(authority=authority, source=source,

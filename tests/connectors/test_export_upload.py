@@ -88,3 +88,22 @@ def test_only_the_tenants_admins_upload_exports(world, handbook, import_root):
                                              "export_kind": "folder", "export": SimpleUploadedFile("h.zip", _export())})
     assert response.status_code == 404
     assert not Connector.objects.exists() and not import_root.exists()
+
+
+def test_test_the_connection_reads_the_source_and_writes_nothing(world, handbook, import_root):
+    from connectors.services import connector_configure
+
+    admin = _client(world.admin)
+    nothing = admin.post(PAGE, {"action": "test", "source_id": handbook.pk})
+    assert nothing.status_code == 400 and "no connector" in nothing.content.decode()
+    connector_configure(authority=world.authority(world.admin), source=handbook, kind="folder",
+                        settings={"path": "missing"})
+    failed = admin.post(PAGE, {"action": "test", "source_id": handbook.pk})
+    assert failed.status_code == 400 and "the connection failed" in failed.content.decode()
+    admin.post(PAGE, {"action": "upload_export", "source_id": handbook.pk, "export_kind": "folder",
+                      "export": SimpleUploadedFile("handbook.zip", _export())})
+    SyncRun.objects.all().delete()
+    works = admin.post(PAGE, {"action": "test", "source_id": handbook.pk}, follow=True)
+    assert "The connection works: Folder or zip read, with access for 1 scope." in works.content.decode()
+    assert not Document.objects.exists() and not SyncRun.objects.exists()
+    assert _client(world.member).post(PAGE, {"action": "test", "source_id": handbook.pk}).status_code == 403
