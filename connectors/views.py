@@ -49,7 +49,8 @@ def _extra_settings(raw: str) -> dict:
 
 def _extra_shown(connector) -> str:
     """The settings beyond path and workspace address, for the "more settings" box (settings hold no secrets)."""
-    extra = {k: v for k, v in (connector.settings if connector else {}).items() if k not in ("path", "workspace_url")}
+    extra = {k: v for k, v in (connector.settings if connector else {}).items()
+             if k not in ("path", "workspace_url", "base_url", "space_key", "repo")}
     return json.dumps(extra) if extra else ""
 
 
@@ -60,6 +61,10 @@ def _configure(request, authority: Authority) -> str:
         settings["path"] = request.POST["path"]
     if request.POST.get("workspace_url", "").strip():
         settings["workspace_url"] = request.POST["workspace_url"].strip()
+    # The live kinds' own fields, so the common case needs no JSON (the "more settings" box keeps the rest).
+    for name in ("base_url", "space_key", "repo"):
+        if request.POST.get(name, "").strip():
+            settings[name] = request.POST[name].strip()
     fields = {"kind": request.POST.get("kind", ""), "settings": settings,
               "content_interval_minutes": _int_or_none(request.POST.get("content_interval", ""), "Content interval"),
               "permissions_interval_minutes": _int_or_none(request.POST.get("permissions_interval", ""),
