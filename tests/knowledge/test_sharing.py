@@ -153,3 +153,29 @@ def test_the_api_lists_adds_and_removes_readers(world, plan):
     assert outsider.get(f"/api/v1/documents/{plan.pk}/readers").status_code == 404
     assert outsider.post(f"/api/v1/documents/{plan.pk}/readers", {"principal": "group:hr"},
                          format="json").status_code == 404
+
+
+def test_the_readers_api_costs_the_same_queries_whatever_the_number_of_readers(world, wiki, plan):
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from groundwork.services import membership_set
+
+    admin = world.client(world.admin)
+    url = f"/api/v1/documents/{plan.pk}/readers"
+    admin.get(url)  # the key's first use
+
+    def cost() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert admin.get(url).status_code == 200
+        return len(queries)
+
+    before = cost()
+    for n in range(4):
+        user = get_user_model().objects.create_user(username=f"reader{n}", email=f"reader{n}@example.test")
+        membership_set(user=user, tenant=world.acme, role="member")
+        admin.post(url, {"principal": f"user:{user.pk}"}, format="json")
+    admin.post(url, {"principal": "group:engineering"}, format="json")
+    assert len(admin.get(url).json()["readers"]) == 6
+    assert cost() == before
