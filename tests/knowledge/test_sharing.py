@@ -151,6 +151,12 @@ def test_the_api_lists_adds_and_removes_readers(world, plan):
     assert world.client(world.member).get("/api/v1/principals", {"q": "e"}).status_code == 403
     outsider = world.client(world.outsider, world.globex)
     assert outsider.get(f"/api/v1/documents/{plan.pk}/readers").status_code == 404
+    # The platform corpus is readable by every tenant and shared by none of them.
+    reference = Source.objects.create(tenant=world.platform, kind="wiki", name="Reference")
+    guide = ingest(world, reference, external_id="guide", title="Citation guide", body="How citations work.")
+    assert admin.get(f"/api/v1/documents/{guide.pk}/readers").status_code == 404
+    assert admin.post(f"/api/v1/documents/{guide.pk}/readers", {"principal": "group:hr"},
+                      format="json").status_code == 404
     assert outsider.post(f"/api/v1/documents/{plan.pk}/readers", {"principal": "group:hr"},
                          format="json").status_code == 404
 
