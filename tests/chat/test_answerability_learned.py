@@ -3,13 +3,16 @@ rules deciding when they are missing or altered, and fitted on the even SQuAD ar
 the bench's held-out half)."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from chat.answerability import answerability_judge, rules_judge
+from chat.answerability import answerability_judge
 from chat.answerability import learned as learned_module
+from chat.answerability import rules_judge as rules_unstamped
+from chat.answerability.judge import RULES_VERSION
 from chat.answerability.learned import FEATURES, Model, file_digest, judge_features, learned_judge, load_model
 from chat.answerability.verdict import rules_reading
 from chat.bench.answerability_fit import best_threshold, fit, fit_logistic
@@ -21,6 +24,11 @@ NORMANS = evidence(
     "King Charles III of West Francia."
 )
 QUESTION = "Who was the leader of the Norse raiders?"
+
+
+def rules_judge(*args, **kwargs):
+    """The rules' verdict as the judge returns it: stamped with the rules' version."""
+    return replace(rules_unstamped(*args, **kwargs), judge=RULES_VERSION)
 
 
 def _model(bias: float, threshold: float = 0.5) -> Model:

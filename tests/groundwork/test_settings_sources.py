@@ -25,6 +25,7 @@ ENVIRON_ALLOWED = {
     "groundwork/celery.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
     "groundwork/bench/production_server.py": "hands its environment to the server process it starts",
     "knowledge/embedders/onnx.py": "switches off onnxruntime's telemetry before it is imported",
+    "chat/reader/model.py": "switches off onnxruntime's telemetry before it is imported",
     "knowledge/bench/accessibility.py": "hands its environment to the browser test process it starts",
     "chat/bench/security/_worker_pool.py": "hands its environment to the Celery workers it starts (test broker)",
 }
