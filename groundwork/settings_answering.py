@@ -139,7 +139,7 @@ ANSWER_CACHE_TTL_S = env_int("ANSWER_CACHE_TTL_S", 7 * 24 * 3600, minimum=0)
 
 # --- Chat: the refusal gate (chat/gate.py) ---------------------------------------------------------------------
 # Before generating, the gate decides whether the evidence can support an answer at all. Tuned on SciFact claims
-# (in corpus) against the other collections' questions (out of corpus) with chat/bench/answers.py; full run (onnx
+# (in corpus) against the other collections' questions (out of corpus) with benchmarks/chat/answers.py; full run (onnx
 # embedder): answer rate 0.91, refusal 0.96; full-text only: 0.93 / 0.94.
 # The semantic bar: cosine similarity of the question and the closest evidence chunk. A property of the
 # embedding model: 0.42 is calibrated for the bundled MiniLM (EMBEDDER=onnx; in-corpus questions' 5th percentile

@@ -39,10 +39,10 @@ def test_bench_all_runs_ingest_on_a_small_corpus(tmp_path, settings):
 
 
 def test_bench_module_skips_missing_areas_but_not_broken_ones(tmp_path, monkeypatch):
-    from chat.management.commands.bench_all import bench_module
+    from benchmarks.management.commands.bench_all import bench_module
 
-    assert bench_module("knowledge.bench.ingest") is not None
-    assert bench_module("findings.bench_that_does_not_exist") is None
+    assert bench_module("benchmarks.knowledge.ingest") is not None
+    assert bench_module("benchmarks.findings.that_does_not_exist") is None
     assert bench_module("no_such_app.bench") is None
     (tmp_path / "broken_bench.py").write_text("import a_dependency_that_is_not_installed\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -23,11 +23,11 @@ ENVIRON_ALLOWED = {
     "groundwork/wsgi.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
     "groundwork/asgi.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
     "groundwork/celery.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
-    "groundwork/bench/production_server.py": "hands its environment to the server process it starts",
+    "benchmarks/groundwork/production_server.py": "hands its environment to the server process it starts",
     "knowledge/embedders/onnx.py": "switches off onnxruntime's telemetry before it is imported",
     "chat/reader/model.py": "switches off onnxruntime's telemetry before it is imported",
-    "knowledge/bench/accessibility.py": "hands its environment to the browser test process it starts",
-    "chat/bench/security/_worker_pool.py": "hands its environment to the Celery workers it starts (test broker)",
+    "benchmarks/knowledge/accessibility.py": "hands its environment to the browser test process it starts",
+    "benchmarks/chat/security/_worker_pool.py": "hands its environment to the Celery workers it starts (test broker)",
 }
 # The settings module and the part it star-imports (split by concern: groundwork/settings_answering.py).
 SETTINGS_MODULES = ("groundwork/settings.py", "groundwork/settings_answering.py")
