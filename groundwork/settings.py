@@ -271,7 +271,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Crash safety (README "Worker crash safety"): with acks_late a task is acknowledged only after it ran. A pool
+# Crash safety (docs/operations.md): with acks_late a task is acknowledged only after it ran. A pool
 # child killed mid-task is requeued at once (reject_on_worker_lost); a whole worker killed (SIGKILL, OOM, a lost
 # machine) leaves its messages unacknowledged in Redis, and a live worker's sweep hands them out again once they
 # are older than the visibility timeout. That timeout must exceed the longest task (default: twice the hard

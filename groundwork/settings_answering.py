@@ -121,7 +121,7 @@ if ANSWER_PROVIDER == "openai" and not (LLM_URL and LLM_MODEL):
 ANSWER_TOP_K = env_int("ANSWER_TOP_K", 8, minimum=1)  # evidence chunks retrieved per (sub-)question
 # ANSWERABILITY_JUDGE: "rules" (the default): the wording rules; "reader": the reader trained by `make train-reader`
 # (chat/reader, int8 ONNX, sha256-checked; opt-in until it measures better than the rules on SQuAD 2.0 dev, see
-# README "Reading"; without its files the rules answer); "learned": a logistic regression over the rules' readings.
+# docs/answering.md; without its files the rules answer); "learned": a logistic regression over the rules' readings.
 ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "rules")
 if ANSWERABILITY_JUDGE not in ("reader", "learned", "rules"):
     raise ImproperlyConfigured(f"ANSWERABILITY_JUDGE must be reader, learned or rules, got {ANSWERABILITY_JUDGE!r}")

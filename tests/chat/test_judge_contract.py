@@ -55,7 +55,7 @@ REFUSED = [
 ]
 
 
-# The cases the wording rules (the default judge) get wrong today: the reader's target (README "Reading"). Strict,
+# The cases the wording rules (the default judge) get wrong today: the reader's target (docs/answering.md). Strict,
 # so a rule change or a judge that passes one of them fails here until the case is taken off this list.
 RULES_MISSES = {
     "In what country is Normandy located?",

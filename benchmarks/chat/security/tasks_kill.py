@@ -13,7 +13,7 @@ nothing for the queue any more, then counts every expected effect:
   of evidence.
 
 A task is *lost* when any of its effects is missing, *duplicated* when any is there more than once. What makes
-this hold (README "Worker crash safety"): acks_late, reject_on_worker_lost and prefetch 1 in groundwork/settings.py,
+this hold (docs/operations.md): acks_late, reject_on_worker_lost and prefetch 1 in groundwork/settings.py,
 a short visibility timeout here (production: twice the task time limit), idempotent tasks backed by constraints,
 and the Celery beat sweep (knowledge/resume.py) for the messages Redis loses with a worker killed at the wrong
 instant — a beat process runs next to the workers here and is never killed.

@@ -1,6 +1,6 @@
-"""`manage.py bench_all --out DIR [--only AREA] [--quick]`: every area's benchmark (`make bench`).
+"""`manage.py bench_all --out DIR [--only AREA] [--quick] [--docs PAGE]`: every area's benchmark (`make bench`).
 
-It lives in chat, the top layer, because it is the one place allowed to import every app. Areas whose
+It lives in benchmarks, outside the apps, which it may all import. Areas whose
 bench module does not exist yet are skipped, so an app adds a bench by adding its module with a
 `run(out_dir, quick=False) -> dict`. Each result goes to `<DIR>/<area>.json` and a section of
 `<DIR>/report.md`; plots are the areas' own.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from benchmarks import bench_result_write
+from benchmarks import bench_result_write, benchmarks_page_write
 
 AREAS = {
     "ingest": "benchmarks.knowledge.ingest",
@@ -48,8 +48,11 @@ class Command(BaseCommand):
         parser.add_argument("--only", choices=sorted(AREAS), action="append",
                             help="run only this area (repeatable)")
         parser.add_argument("--quick", action="store_true", help="smaller inputs, for a smoke run")
+        parser.add_argument("--docs", default=None,
+                            help="also regenerate this page from every area's latest JSON (make bench: "
+                                 "docs/benchmarks.md)")
 
-    def handle(self, *args, out, only, quick, **options):
+    def handle(self, *args, out, only, quick, docs, **options):
         out_dir = Path(out)
         ran, failed = [], []
         for area, dotted in AREAS.items():
@@ -72,6 +75,8 @@ class Command(BaseCommand):
             ran.append(area)
             self.stdout.write(f"{area}: wrote {path}")
         self.stdout.write(f"report: {out_dir / 'report.md'}")
+        if docs:
+            self.stdout.write(f"page: {benchmarks_page_write(out_dir, Path(docs))}")
         if failed:
             raise CommandError(f"benchmarks failed: {', '.join(failed)}")
         if not ran:
