@@ -9,7 +9,7 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
-from chat.bench.product import sharing
+from benchmarks.chat.product import sharing
 from groundwork.models import Tenant
 
 pytestmark = pytest.mark.django_db
