@@ -35,7 +35,7 @@ def test_member_searches_sees_why_and_filters(live_server, browser, world):
         browser.get(f"{live_server.url}/t/acme/documents/")
         box = browser.find_element(By.ID, "f-q")
         box.send_keys("forklift charging")
-        browser.find_element(By.CSS_SELECTOR, "#document-filters button[type=submit]").click()
+        _submit(browser)
         rows = browser.find_elements(By.CSS_SELECTOR, "tr.document-row")
         assert [r.find_element(By.TAG_NAME, "a").text for r in rows][0] == "Forklift charging guide"
         assert "most relevant first" in browser.find_element(By.ID, "result-count").text
@@ -46,6 +46,18 @@ def test_member_searches_sees_why_and_filters(live_server, browser, world):
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
 
     Select(browser.find_element(By.ID, "f-kind")).select_by_value("tickets")
-    browser.find_element(By.CSS_SELECTOR, "#document-filters button[type=submit]").click()
+    _submit(browser)
     rows = browser.find_elements(By.CSS_SELECTOR, "tr.document-row")
     assert [r.find_element(By.TAG_NAME, "a").text for r in rows] == ["T-1: charger fault"]
+
+
+def _submit(browser) -> None:
+    """Submit the filters and wait for the new page (rows of the old one would go stale under the test)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element(By.TAG_NAME, "html")
+    browser.find_element(By.CSS_SELECTOR, "#document-filters button[type=submit]").click()
+    WebDriverWait(browser, 20).until(expected_conditions.staleness_of(old))
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "result-count"))

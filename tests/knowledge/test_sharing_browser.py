@@ -32,18 +32,30 @@ def test_admin_shares_a_document_with_a_person_and_takes_it_back(live_server, br
 
     search = browser.find_element(By.ID, "find-reader")
     search.send_keys("member")
-    browser.find_element(By.CSS_SELECTOR, "#reader-search button").click()
+    _click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "#reader-search button"))
     choice = browser.find_element(By.CSS_SELECTOR, "#reader-choices .kn-reader-choice[data-kind='user']")
     assert "Person" in choice.text and "member@example.test" in choice.text
     assert not axe_violations(browser, within="#document-sharing")
-    choice.find_element(By.TAG_NAME, "button").click()
+    _click_and_wait(browser, choice.find_element(By.TAG_NAME, "button"))
 
     assert "can read this document now" in browser.find_element(By.CSS_SELECTOR, ".messages").text
     granted = browser.find_element(By.CSS_SELECTOR, "#sharing-readers li[data-why='grant']")
     assert "member" in granted.text and "Person" in granted.text
     assert readable_documents(world.authority(world.member)).filter(pk=plan.pk).exists()
 
-    granted.find_element(By.TAG_NAME, "button").click()
+    _click_and_wait(browser, granted.find_element(By.TAG_NAME, "button"))
     assert "Reader removed." in browser.find_element(By.CSS_SELECTOR, ".messages").text
     assert not browser.find_elements(By.CSS_SELECTOR, "#sharing-readers li[data-why='grant']")
     assert not readable_documents(world.authority(world.member)).filter(pk=plan.pk).exists()
+
+
+def _click_and_wait(browser, button) -> None:
+    """Click, and wait for the page it loads (elements of the old one would go stale under the test)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element(By.TAG_NAME, "html")
+    button.click()
+    WebDriverWait(browser, 20).until(expected_conditions.staleness_of(old))
+    WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.ID, "document-sharing"))
