@@ -38,10 +38,11 @@ def browser_missing() -> str | None:
     return None
 
 
-def child_database_url(url: str) -> str:
-    """The same server and credentials as `url`, another database name."""
+def child_database_url(url: str, name: str = CHILD_DATABASE) -> str:
+    """The same server and credentials as `url`, another database name (`name`: one per bench that runs a page
+    test, so two benches' children never share a test database)."""
     parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{CHILD_DATABASE}"))
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 def axe_report_read(report: dict) -> dict:

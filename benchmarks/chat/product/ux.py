@@ -1,0 +1,68 @@
+"""The product bench's keyboard and accessibility figures.
+
+- `tabs_to_question` (goal <= 3): Tab presses, in headless Chromium, from the page a member lands on after signing
+  in through the form until the question box has focus. Measured by tests/chat/test_keyboard_browser.py, run as it
+  is in a pytest subprocess (like the axe check: the figure and the suite's assertion can never disagree about
+  what was measured), which writes its count to GW_TABS_REPORT.
+- `axe_serious_or_critical` (goal 0): serious + critical axe-core violations over every page at 400 and 1280 px,
+  from the suite's accessibility test (knowledge/bench/accessibility.py runs it; not repeated here). --quick
+  leaves it out (the page walk takes minutes) and a note says so.
+
+Without Chromium a figure is left out and the note says why: a skipped check is never reported as 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+
+from knowledge.bench.accessibility import axe_measure, browser_missing, child_database_url
+
+KEYBOARD_TEST = "tests/chat/test_keyboard_browser.py::test_after_sign_in_the_question_box_has_focus"
+CHILD_DATABASE = "groundwork_bench_ux"
+TIMEOUT_S = 300
+
+
+def tabs_measure(out_dir: Path) -> tuple[dict, str]:
+    """({"tabs_to_question": n}, note), or ({}, why) when it could not be measured."""
+    missing = browser_missing()
+    if missing:
+        return {}, f"tabs_to_question skipped: {missing}"
+    report_path = (Path(out_dir) / "product-tabs.json").resolve()
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.unlink(missing_ok=True)
+    env = {**os.environ, "GW_TABS_REPORT": str(report_path),
+           "DATABASE_URL": child_database_url(settings.DATABASE_URL, CHILD_DATABASE)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist", "-m", "browser",
+               KEYBOARD_TEST]
+    try:
+        run = subprocess.run(command, cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
+                             timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return {}, f"tabs_to_question skipped: the keyboard test ran over {TIMEOUT_S} s"
+    if not report_path.exists():
+        tail = " ".join((run.stdout + run.stderr).strip().splitlines()[-3:])
+        return {}, f"tabs_to_question skipped: the keyboard test wrote no report (exit {run.returncode}): {tail}"
+    report = json.loads(report_path.read_text())
+    tabs = int(report["tabs_to_question"])
+    return {"tabs_to_question": tabs}, (f"tabs_to_question: {tabs} Tab press(es) from {report['page']} after "
+                                        f"signing in at {report['width']} px until the question box has focus")
+
+
+def measure(out_dir: Path, quick: bool) -> tuple[dict, list[str]]:
+    figures, notes = {}, []
+    tabs, note = tabs_measure(out_dir)
+    figures.update(tabs)
+    notes.append(note)
+    if quick:
+        notes.append("axe_serious_or_critical skipped: --quick (the page walk at two widths takes minutes)")
+    else:
+        axe, note = axe_measure(out_dir)
+        figures.update(axe)
+        notes.append(note)
+    return figures, notes
