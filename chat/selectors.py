@@ -7,10 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Q, QuerySet
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from chat.models import AccessRequest, Conversation, GapEvent, Message
+from chat.models import AccessRequest, AnswerFeedback, Conversation, GapEvent, Message
 from chat.rendering import render_fragment_html
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
@@ -26,6 +27,18 @@ def _owner_q(authority: Authority, prefix: str = "") -> Q:
 
 def conversations_for(authority: Authority) -> QuerySet[Conversation]:
     return Conversation.objects.filter(_owner_q(authority)).order_by("-created_at", "-pk")
+
+
+def conversations_search(authority: Authority, text: str) -> QuerySet[Conversation]:
+    """The caller's conversations whose title or one of whose questions contains `text` (case-insensitive).
+    Questions only, not answers: an answer may quote a record the caller can no longer read (see
+    `answers_withdrawn`), and a search hit on its words would tell them what it said."""
+    text = " ".join(text.split())
+    qs = conversations_for(authority)
+    if not text:
+        return qs
+    asked = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.USER, content__icontains=text)
+    return qs.filter(Q(title__icontains=text) | Exists(asked))
 
 
 def conversation_access(authority: Authority, conversation_id: int) -> Conversation | None:
@@ -97,6 +110,25 @@ def conversation_history(authority: Authority, conversation: Conversation, *, tu
 def gap_events_by_frequency(authority: Authority) -> QuerySet[GapEvent]:
     """"Interview next": the tenant's most frequent unanswered questions first."""
     return GapEvent.objects.filter(tenant_id=authority.tenant_id).order_by("-count", "-last_seen")
+
+
+def answers_marked_unhelpful(authority: Authority) -> QuerySet:
+    """"Interview next", from the other side: answers the tenant's readers marked unhelpful (thumbs down),
+    grouped by canonical question, most often first, with the reasons they gave. Rows: canonical, example,
+    count, last_seen, reasons."""
+    return (AnswerFeedback.objects.filter(tenant_id=authority.tenant_id, rating=AnswerFeedback.Rating.DOWN)
+            .values("canonical")
+            .annotate(count=Count("pk"), last_seen=Max("updated_at"), example=Min("question"),
+                      reasons=ArrayAgg("reason", filter=~Q(reason=""), distinct=True, default=[]))
+            .order_by("-count", "-last_seen"))
+
+
+def feedback_of(messages: Iterable[Message]) -> dict[int, str]:
+    """{message id: "up" | "down"} for the answers among `messages` the caller has rated (one query)."""
+    ids = [m.pk for m in messages if m.role == Message.Role.ASSISTANT]
+    if not ids:
+        return {}
+    return dict(AnswerFeedback.objects.filter(message_id__in=ids).values_list("message_id", "rating"))
 
 
 def hints_recently_given(authority: Authority, *, hours: int = 1) -> int:

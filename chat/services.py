@@ -17,7 +17,7 @@ from chat.evidence import Evidence
 from chat.gate import GapKind, gap_canonical
 from chat.groundedness import Reading, Verification, check_claims
 from chat.hints import hidden_document_ids
-from chat.models import AccessRequest, Conversation, GapEvent, Message
+from chat.models import AccessRequest, AnswerFeedback, Conversation, GapEvent, Message
 from groundwork.authority import Authority
 from groundwork.models import Membership, Principal, Tenant
 from groundwork.services import principal_ensure
@@ -35,6 +35,31 @@ def conversation_start(authority: Authority, *, title: str) -> Conversation:
         return Conversation.objects.create(tenant_id=authority.tenant_id, user_id=authority.user_id, title=title)
     return Conversation.objects.create(tenant_id=authority.tenant_id, service_name=authority.service_name or "service",
                                        title=title)
+
+
+class ConversationInvalid(ValueError):
+    """A rename the caller must correct (the message says how)."""
+
+
+TITLE_MAX = 200
+
+
+def conversation_rename(authority: Authority, *, conversation: Conversation, title: str) -> Conversation:
+    """`conversation` (from `conversation_access`: the caller's own) under a new title, whitespace folded."""
+    title = " ".join(title.split())
+    if not title:
+        raise ConversationInvalid("A conversation needs a title.")
+    if len(title) > TITLE_MAX:
+        raise ConversationInvalid(f"A title has at most {TITLE_MAX} characters.")
+    conversation.title = title
+    conversation.save(update_fields=["title"])
+    return conversation
+
+
+def conversation_delete(authority: Authority, *, conversation: Conversation) -> None:
+    """Deletes `conversation` (the caller's own) with its messages and their feedback. An answer being written
+    into it meanwhile is refused at commit (`answer_record` raises ConversationGone), not half-kept."""
+    Conversation.objects.filter(pk=conversation.pk, tenant_id=authority.tenant_id).delete()
 
 
 class ConversationGone(Conversation.DoesNotExist):
@@ -79,6 +104,24 @@ def gap_event_record(authority: Authority, *, kind: GapKind, question: str, caus
                                     example=question[:2000], cause=cause[:64], first_seen=now, last_seen=now)
     except IntegrityError:  # a concurrent refusal created it first
         scope.update(count=F("count") + 1, last_seen=now, cause=cause[:64])
+
+
+FEEDBACK_REASON_MAX = 1000
+
+
+def answer_feedback_set(authority: Authority, *, message: Message, rating: str, reason: str = "") -> AnswerFeedback:
+    """The caller's thumbs up or down on `message` (from `message_access`: an answer of their own), replacing an
+    earlier vote. A down counts on the admins' gaps page under its question's canonical form, like a refusal."""
+    if rating not in AnswerFeedback.Rating.values:
+        raise ValueError(f"rating must be one of {AnswerFeedback.Rating.values}")
+    reason = reason.strip()[:FEEDBACK_REASON_MAX]
+    question = _question_of(message)
+    canonical = (gap_canonical(question)[:500] or question.strip().lower()[:500]) if question else ""
+    feedback, _ = AnswerFeedback.objects.update_or_create(
+        message=message,
+        defaults={"tenant_id": authority.tenant_id, "rating": rating, "reason": reason, "question": question[:2000],
+                  "canonical": canonical})
+    return feedback
 
 
 def evidence_from_citation(citation: dict) -> Evidence:

@@ -193,6 +193,78 @@
     container.appendChild(note);
   }
 
+  function sendFeedback(messageId, rating, reason) {
+    return fetch(api + "answers/" + messageId + "/feedback", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify({ rating: rating, reason: reason || "" }),
+    }).then(function (response) {
+      if (!response.ok) throw new Error(String(response.status));
+      return response.json();
+    });
+  }
+
+  // Thumbs up / down under an answer; "Not helpful" also opens an optional reason. Each press is sent at once
+  // (a second rating replaces the first), so a reader who never types a reason still counts.
+  function feedbackControls(container, messageId, current) {
+    const box = element("div", "feedback");
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Was this answer helpful?");
+    const up = element("button", "feedback-up", "👍 Helpful");
+    const down = element("button", "feedback-down", "👎 Not helpful");
+    const status = element("span", "feedback-status muted");
+    status.setAttribute("role", "status");
+    const reasonForm = element("form", "feedback-reason");
+    reasonForm.hidden = true;
+    const reasonId = "feedback-reason-" + messageId;
+    const label = element("label", "visually-hidden", "What was wrong with this answer? (optional)");
+    label.htmlFor = reasonId;
+    const reason = element("input");
+    reason.id = reasonId;
+    reason.type = "text";
+    reason.maxLength = 1000;
+    reason.placeholder = "What was wrong? (optional)";
+    const sendReason = element("button", "", "Send reason");
+    sendReason.type = "submit";
+    reasonForm.appendChild(label);
+    reasonForm.appendChild(reason);
+    reasonForm.appendChild(sendReason);
+    [up, down].forEach(function (b) { b.type = "button"; });
+
+    function pressed(rating) {
+      up.setAttribute("aria-pressed", String(rating === "up"));
+      down.setAttribute("aria-pressed", String(rating === "down"));
+      container.dataset.feedback = rating || "";
+    }
+
+    function rate(rating, text) {
+      status.textContent = "Sending…";
+      return sendFeedback(messageId, rating, text).then(function (data) {
+        pressed(data.rating);
+        status.textContent = data.rating === "up" ? "Thanks for the feedback." :
+          (data.reason ? "Thanks: your reason was sent to the workspace's admins." : "Thanks for the feedback.");
+      }).catch(function (error) {
+        status.textContent = "The feedback could not be sent (" + error.message + ").";
+      });
+    }
+
+    up.addEventListener("click", function () { reasonForm.hidden = true; rate("up", ""); });
+    down.addEventListener("click", function () {
+      rate("down", "").then(function () { reasonForm.hidden = false; reason.focus(); });
+    });
+    reasonForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      rate("down", reason.value.trim());
+    });
+    pressed(current || null);
+    box.appendChild(up);
+    box.appendChild(down);
+    box.appendChild(status);
+    box.appendChild(reasonForm);
+    container.appendChild(box);
+  }
+
   function renderFinal(container, body, final) {
     body.innerHTML = final.html;  // sanitised on the server
     const lookup = (final.sources || []).concat(final.citations || []);
@@ -207,6 +279,7 @@
     hintNote(container, final.hint, final.message_id);
     if (final.corpus === "empty") container.appendChild(element("p", "note", "Nothing is searchable for you yet."));
     badge(container, final.verification, final.message_id);
+    if (final.message_id && final.withdrawn !== true) feedbackControls(container, final.message_id, final.feedback);
   }
 
   function addUser(text) {
@@ -305,10 +378,21 @@
     });
   }
 
+  const suggestions = byId("suggestions");
+  if (suggestions) {
+    suggestions.querySelectorAll("button.suggestion").forEach(function (button) {
+      button.addEventListener("click", function () {
+        input.value = button.dataset.question;
+        submit();
+      });
+    });
+  }
+
   function submit() {
     const question = input.value.trim();
     if (!question || sendButton.disabled) return;
     input.value = "";
+    if (suggestions) suggestions.hidden = true;
     sendButton.disabled = true;
     ask(question).finally(function () { sendButton.disabled = false; });
   }
