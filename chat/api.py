@@ -242,9 +242,9 @@ class AnswerFeedbackApi(AuthorityAPIView):
                                 "answer answers 404."),
                    request=AnswerFeedbackInput, responses={200: AnswerFeedbackOutput})
     def post(self, request, message_id: int, **kwargs):
+        message = found(message_access(self.authority, message_id))  # the id first, as everywhere
         data = AnswerFeedbackInput(data=request.data)
         data.is_valid(raise_exception=True)
-        message = found(message_access(self.authority, message_id))
         feedback = answer_feedback_set(self.authority, message=message, rating=data.validated_data["rating"],
                                        reason=data.validated_data["reason"])
         return Response({"message_id": message.pk, "rating": feedback.rating, "reason": feedback.reason})
@@ -320,9 +320,10 @@ class ConversationDetailApi(AuthorityAPIView):
                    description="A new title (1 to 200 characters, whitespace folded). Someone else's: 404.",
                    responses={200: ConversationOutput})
     def patch(self, request, conversation_id: int, **kwargs):
+        # The id first: a missing or someone else's conversation is 404 whatever the body says (refusal rule).
+        conversation = found(conversation_access(self.authority, conversation_id))
         data = ConversationRenameInput(data=request.data)
         data.is_valid(raise_exception=True)
-        conversation = found(conversation_access(self.authority, conversation_id))
         try:
             conversation_rename(self.authority, conversation=conversation, title=data.validated_data["title"])
         except ConversationInvalid as invalid:
