@@ -69,7 +69,11 @@ class CitationOutput(serializers.Serializer):
     fragment = serializers.CharField()
     start = serializers.IntegerField()
     end = serializers.IntegerField()
-    viewer_url = serializers.CharField(help_text="the in-app record viewer at this fragment (primary link)")
+    cited_start = serializers.IntegerField(required=False, help_text=(
+        "where the sentence(s) the answer rests on begin in the record (within start-end); the viewer link "
+        "highlights cited_start-cited_end"))
+    cited_end = serializers.IntegerField(required=False, help_text="where those sentences end")
+    viewer_url = serializers.CharField(help_text="the in-app record viewer at the cited sentence(s) (primary link)")
     location = serializers.CharField(help_text='where the fragment sits, e.g. "page 3"; empty when unknown')
     fragment_html = serializers.CharField(help_text="the fragment as sanitised HTML")
 

@@ -11,6 +11,7 @@ from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from chat.citation_spans import span_location
 from chat.models import AccessRequest, AnswerFeedback, Conversation, GapEvent, Message
 from chat.rendering import render_fragment_html
 from groundwork.authority import Authority
@@ -139,17 +140,25 @@ def hints_recently_given(authority: Authority, *, hours: int = 1) -> int:
 
 
 def citations_present(authority: Authority, citations: list[dict]) -> list[dict]:
-    """Citations as clients show them: each with the in-app viewer link to its fragment (`viewer_url`), the
+    """Citations as clients show them: each with the in-app viewer link to the sentences it rests on
+    (`cited_start`-`cited_end`, else its whole fragment) (`viewer_url`), the
     chunk's `location` ("page 3") and the fragment as sanitised HTML (`fragment_html`). Fields a stored
     citation already has are kept; locations come from chunks the caller can read (one query)."""
     missing = [c["chunk_id"] for c in citations if "location" not in c]
     locations = (dict(readable_chunks(authority).filter(pk__in=missing).values_list("pk", "location"))
                  if missing else {})
+    # A citation narrowed to its sentences (`cited_start`, chat.citation_spans) names their own page when the
+    # record kept its page segments: one more query, for those citations only.
+    narrowed = {c["document_id"] for c in citations if "location" not in c and "cited_start" in c}
+    segments = (dict(readable_documents(authority).filter(pk__in=narrowed, metadata__has_key="segments")
+                     .values_list("pk", "metadata__segments")) if narrowed else {})
     out = []
     for citation in citations:
         item = dict(citation)
-        item.setdefault("viewer_url", document_viewer_url(authority.tenant_slug, item["document_id"],
-                                                          item.get("start"), item.get("end")))
+        start, end = item.get("cited_start", item.get("start")), item.get("cited_end", item.get("end"))
+        item.setdefault("viewer_url", document_viewer_url(authority.tenant_slug, item["document_id"], start, end))
+        if "location" not in item and "cited_start" in item and segments.get(item["document_id"]):
+            item["location"] = span_location(start, end, segments[item["document_id"]])
         item.setdefault("location", locations.get(item["chunk_id"], ""))
         item.setdefault("fragment_html", render_fragment_html(item.get("fragment", "")))
         out.append(item)
