@@ -290,8 +290,9 @@ class ConversationMessageOutput(serializers.Serializer):
 
 
 class ConversationRenameInput(serializers.Serializer):
-    title = serializers.CharField(max_length=TITLE_MAX + 100, allow_blank=True, trim_whitespace=False,
-                                  help_text="the new title")
+    # Length and blankness are the service's to judge (conversation_rename), after whitespace is folded.
+    title = serializers.CharField(allow_blank=True, trim_whitespace=False,
+                                  help_text=f"the new title (1 to {TITLE_MAX} characters once whitespace is folded)")
 
 
 class ConversationDetailOutput(ConversationOutput):
