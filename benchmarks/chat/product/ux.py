@@ -13,18 +13,12 @@ Without Chromium a figure is left out and the note says why: a skipped check is 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from django.conf import settings
-
-from knowledge.bench.accessibility import axe_measure, browser_missing, child_database_url
+from knowledge.bench.accessibility import axe_measure, browser_missing, browser_test_report
 
 KEYBOARD_TEST = "tests/chat/test_keyboard_browser.py::test_after_sign_in_the_question_box_has_focus"
-CHILD_DATABASE = "groundwork_bench_ux"
+CHILD_DATABASE = "groundwork_bench_ux"  # not the axe check's: the two children never share a test database
 TIMEOUT_S = 300
 
 
@@ -33,22 +27,11 @@ def tabs_measure(out_dir: Path) -> tuple[dict, str]:
     missing = browser_missing()
     if missing:
         return {}, f"tabs_to_question skipped: {missing}"
-    report_path = (Path(out_dir) / "product-tabs.json").resolve()
-    report_path.parent.mkdir(parents=True, exist_ok=True)
-    report_path.unlink(missing_ok=True)
-    env = {**os.environ, "GW_TABS_REPORT": str(report_path),
-           "DATABASE_URL": child_database_url(settings.DATABASE_URL, CHILD_DATABASE)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist", "-m", "browser",
-               KEYBOARD_TEST]
-    try:
-        run = subprocess.run(command, cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
-                             timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        return {}, f"tabs_to_question skipped: the keyboard test ran over {TIMEOUT_S} s"
-    if not report_path.exists():
-        tail = " ".join((run.stdout + run.stderr).strip().splitlines()[-3:])
-        return {}, f"tabs_to_question skipped: the keyboard test wrote no report (exit {run.returncode}): {tail}"
-    report = json.loads(report_path.read_text())
+    report, why = browser_test_report(KEYBOARD_TEST, report_var="GW_TABS_REPORT",
+                                      report_path=Path(out_dir) / "product-tabs.json", database=CHILD_DATABASE,
+                                      timeout_s=TIMEOUT_S, pytest_args=("-p", "no:xdist"))
+    if report is None:
+        return {}, f"tabs_to_question skipped: {why}"
     tabs = int(report["tabs_to_question"])
     return {"tabs_to_question": tabs}, (f"tabs_to_question: {tabs} Tab press(es) from {report['page']} after "
                                         f"signing in at {report['width']} px until the question box has focus")
