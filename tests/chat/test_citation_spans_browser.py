@@ -39,6 +39,9 @@ def test_the_viewer_highlights_the_cited_sentence_on_its_page(world, corpus, liv
     panel = browser.find_element(By.ID, "evidence")
     WebDriverWait(browser, 5).until(EC.visibility_of(panel))
     assert browser.find_element(By.ID, "evidence-title").text.endswith("Laptop replacements (p. 2)")
+    # The panel shows the whole fragment for context and marks the cited sentence in it.
+    assert page1 in browser.find_element(By.ID, "evidence-fragment").text
+    assert [m.text for m in browser.find_elements(By.CSS_SELECTOR, "#evidence-fragment mark.cited")] == [page2]
     browser.find_element(By.ID, "evidence-viewer").click()
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#document-text mark"))
     marked = "".join(m.get_attribute("textContent")

@@ -67,10 +67,33 @@
     const fragment = byId("evidence-fragment");
     if (typeof citation.fragment_html === "string") fragment.innerHTML = citation.fragment_html;  // sanitised on the server
     else fragment.textContent = citation.fragment || "";
+    markCited(fragment, citation);
     panel.hidden = false;
     panel.dataset.label = citation.label;
     panelOpener = opener || null;
     panel.focus();
+  }
+
+  // Within the fragment, mark the sentence the answer rests on (cited_start-cited_end, chat.citation_spans): its
+  // first line, where it stands whole in one text node of the rendered fragment; otherwise nothing is marked.
+  function markCited(container, citation) {
+    if (typeof citation.cited_start !== "number" || typeof citation.start !== "number") return;
+    if (citation.cited_start <= citation.start && citation.cited_end >= citation.end) return;
+    const cited = (citation.fragment || "").slice(citation.cited_start - citation.start,
+                                                  citation.cited_end - citation.start);
+    const needle = cited.split("\n")[0].trim();
+    if (!needle) return;
+    const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.data.indexOf(needle);
+      if (at < 0) continue;
+      const match = node.splitText(at);
+      match.splitText(needle.length);
+      const mark = element("mark", "cited");
+      match.parentNode.replaceChild(mark, match);
+      mark.appendChild(match);
+      return;
+    }
   }
 
   function closeEvidence() {
