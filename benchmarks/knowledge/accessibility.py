@@ -60,7 +60,7 @@ def browser_test_report(test: str, *, report_var: str, report_path: Path, databa
     """Run the browser test `test` (a path or node id) in a pytest subprocess that writes its JSON report to
     `report_path` (named to it by the environment variable `report_var`) on its own test database (`database`, on
     the same server). (report, "") when it wrote one; (None, why) when it did not. Other benches that take a
-    figure from a browser test use this too (chat/bench/product/ux.py)."""
+    figure from a browser test use this too (benchmarks/chat/product/ux.py)."""
     report_path = report_path.resolve()
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.unlink(missing_ok=True)

@@ -2,7 +2,7 @@
 link lands there too. Every other page's skip link still goes to the main content.
 
 With GW_TABS_REPORT=<path> the test also writes the Tab count it measured there as JSON; the product bench runs
-it that way for `tabs_to_question` (chat/bench/product/ux.py).
+it that way for `tabs_to_question` (benchmarks/chat/product/ux.py).
 """
 
 from __future__ import annotations

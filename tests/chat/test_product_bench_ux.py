@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from chat.bench.product import ux
+from benchmarks.chat.product import ux
 from tests.browser import requires_browser
 
 
@@ -22,7 +22,7 @@ def test_ux_part_measures_tabs_to_question(tmp_path):
 
 
 def test_without_chromium_the_figures_are_left_out_with_the_reason(tmp_path, monkeypatch):
-    from knowledge.bench import accessibility
+    from benchmarks.knowledge import accessibility
 
     monkeypatch.setattr(accessibility.shutil, "which", lambda name: None)
     figures, notes = ux.measure(tmp_path, quick=False)

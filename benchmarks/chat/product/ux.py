@@ -5,7 +5,7 @@
   is in a pytest subprocess (like the axe check: the figure and the suite's assertion can never disagree about
   what was measured), which writes its count to GW_TABS_REPORT.
 - `axe_serious_or_critical` (goal 0): serious + critical axe-core violations over every page at 400 and 1280 px,
-  from the suite's accessibility test (knowledge/bench/accessibility.py runs it; not repeated here). --quick
+  from the suite's accessibility test (benchmarks/knowledge/accessibility.py runs it; not repeated here). --quick
   leaves it out (the page walk takes minutes) and a note says so.
 
 Without Chromium a figure is left out and the note says why: a skipped check is never reported as 0.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from knowledge.bench.accessibility import axe_measure, browser_missing, browser_test_report
+from benchmarks.knowledge.accessibility import axe_measure, browser_missing, browser_test_report
 
 KEYBOARD_TEST = "tests/chat/test_keyboard_browser.py::test_after_sign_in_the_question_box_has_focus"
 CHILD_DATABASE = "groundwork_bench_ux"  # not the axe check's: the two children never share a test database
