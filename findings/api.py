@@ -110,7 +110,16 @@ class ClaimOutput(serializers.Serializer):
     status = serializers.CharField()
     needs_review = serializers.BooleanField()
     superseded_by = serializers.IntegerField(source="superseded_by_id", allow_null=True)
+    refuted = serializers.BooleanField(help_text="closed because it was shown false (it never held)")
+    holds = serializers.SerializerMethodField(
+        help_text=("whether the claim held for its valid period as known now: current, or replaced later by another "
+                   "value (it held until then); false when refuted, corrected from its start or retracted. "
+                   "`valid_at` lists exactly the claims that hold at that time."))
     evidence_count = serializers.IntegerField(required=False)
+
+
+    def get_holds(self, claim) -> bool:
+        return selectors.claim_standing(claim)
 
 
 class EvidenceOutput(serializers.Serializer):
@@ -144,7 +153,9 @@ _FILTER_PARAMS = [
     OpenApiParameter("predicate", str, description="an ontology relation name, e.g. `role`"),
     OpenApiParameter("source", int, description="claims with readable evidence from this source"),
     OpenApiParameter("q", str, description="text inside the statement"),
-    OpenApiParameter("valid_at", str, description="ISO date/datetime: claims true in the world at that time"),
+    OpenApiParameter("valid_at", str, description=(
+        "ISO date/datetime: claims true in the world at that time, as known now (or at `known_at`): current claims "
+        "and claims a later value replaced, each for its own valid period; refuted and corrected claims never")),
     OpenApiParameter("known_at", str, description="ISO date/datetime: claims as recorded then (default: now)"),
 ]
 

@@ -129,6 +129,7 @@ _REVISE = sql.SQL(
                                            '[)') END,
                recorded = tstzrange(lower(c.recorded), greatest(%(at)s, lower(c.recorded)), '[)'),
                status = 'closed',
+               refuted = t.refute,
                superseded_by_id = t.new_id
           FROM closing t
          WHERE c.id = t.target_id
@@ -159,8 +160,8 @@ def claims_revise(revisions: Sequence[Revision], *, at: datetime) -> dict[int, t
     greatest(new valid_from, old lower) — never later than it already ended — and its recorded range ends at
     `at` (`write_clock`). Backdated case (the new fact starts before the old claim did): the old claim is left
     alone and `cap` is its lower bound, where the new claim's valid range must end so history stays a partition.
-    A REFUTE closes only the recorded range: the refuted claim was never true, so its valid range is not
-    rewritten.
+    A REFUTE closes only the recorded range and marks the claim `refuted`: it was never true, so its valid range
+    is not rewritten, and "valid at" must not read it as a version that held for its period.
     `live targets` < number of targets means a target stopped being current since planning.
     """
     if not revisions:

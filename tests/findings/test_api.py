@@ -41,8 +41,9 @@ def test_list_filters_and_as_of(world, handover, docs):
     priya = handover["Head of Support|Priya Nair"]
     assert _statements(client.get("/api/v1/findings", {"entity": priya.subject_id})) == []
     assert len(_statements(client.get("/api/v1/findings", {"predicate": "owns"}))) == 1
+    # valid at (as known now): Priya's role, replaced on 2025-09-01, still held on 2025-03-01
     assert _statements(client.get("/api/v1/findings", {"valid_at": "2025-03-01"})) == [
-        "Tom Becker is the owner of the <Billing> Service."]
+        "On 2025-01-15 Priya Nair became Head of Support.", "Tom Becker is the owner of the <Billing> Service."]
     marcus = handover["Head of Support|Marcus Lee"]
     assert len(_statements(client.get("/api/v1/findings", {"entity": marcus.object_entity_id}))) == 1
     assert len(_statements(client.get("/api/v1/findings", {"source": docs.source.pk}))) == 2
