@@ -109,6 +109,7 @@ def decide(
     - no matches: ADD.
     - state: exactly one match with the same object is a NOOP; every other case is an UPDATE superseding the
       nearest match, since a state relation holds one current value and the new fact is the latest word.
+    - set: a match with the same object is a NOOP at any similarity (one statement, one open claim).
     - set / event (and generic, which the audit never lets through): a match at or above the auto-merge threshold
       with the same object is a NOOP; a best similarity below the borderline floor is an ADD; everything else is
       AMBIGUOUS and goes to the model. That includes a best match at or above the threshold with a *different*
@@ -128,6 +129,12 @@ def decide(
             return Verdict(VerdictKind.NOOP, matches[0].claim_id)
         return Verdict(VerdictKind.UPDATE, nearest.claim_id)
     high, low = settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD, settings.CONSOLIDATION_BORDERLINE_FLOOR
+    if policy == "set":
+        # A set relation holds a value or it does not: "the warehouse team uses Grafana" said in three records,
+        # worded three ways, is one membership with three pieces of evidence, however unlike the sentences are.
+        same = [m for m in matches if m.object_key == candidate_object_key]
+        if same:
+            return Verdict(VerdictKind.NOOP, max(same, key=lambda m: m.similarity).claim_id)
     same_object = [m for m in matches if m.object_key == candidate_object_key and m.similarity >= high]
     if same_object:
         return Verdict(VerdictKind.NOOP, max(same_object, key=lambda m: m.similarity).claim_id)

@@ -235,6 +235,29 @@ def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int]]) -> int:
         return cursor.rowcount
 
 
+_WIDEN = sql.SQL(
+    """
+    UPDATE {claim} c
+       SET valid = tstzrange(w.vfrom, upper(c.valid), '[)')
+      FROM (SELECT id, min(vfrom) AS vfrom FROM unnest(%(id)s::bigint[], %(vfrom)s::timestamptz[]) AS w(id, vfrom)
+             GROUP BY id) w
+     WHERE c.id = w.id AND c.policy = 'set' AND upper_inf(c.recorded) AND lower(c.valid) > w.vfrom
+       AND (upper_inf(c.valid) OR upper(c.valid) > w.vfrom)
+    """
+).format(claim=sql.Identifier("findings_claim"))
+
+
+def set_claims_widen(starts: Sequence[tuple[int, datetime]]) -> int:
+    """Start current set claims earlier where a repeat of the same value (a NOOP) is dated before them: (claim id,
+    the repeat's valid_from) each. A set holds many values at once, so no other claim's range is in the way; what
+    the records say held since 2025-07-08 must not answer "valid at" only from a later record's date."""
+    if not starts:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(_WIDEN, {"id": [s[0] for s in starts], "vfrom": [s[1] for s in starts]})
+        return cursor.rowcount
+
+
 _CLOSE_ORPHANS = sql.SQL(
     """
     UPDATE {claim} c
