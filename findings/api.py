@@ -73,7 +73,9 @@ def _text(raw: str | None, name: str) -> str | None:
 def filters_parse(params) -> selectors.ClaimFilters:
     """The list filters of the API and the findings page (which shows a ValidationError as a message)."""
     return selectors.ClaimFilters(
-        entity_id=_int(params.get("entity"), "entity"), predicate=_text(params.get("predicate"), "predicate"),
+        entity_id=_int(params.get("entity"), "entity"),
+        entity_name=_text(params.get("entity_name"), "entity_name"),
+        predicate=_text(params.get("predicate"), "predicate"),
         source_id=_int(params.get("source"), "source"), text=_text(params.get("q"), "q"),
         valid_at=instant_parse(params.get("valid_at"), "valid_at"),
         known_at=instant_parse(params.get("known_at"), "known_at"),
@@ -150,6 +152,7 @@ class EntityDetailOutput(EntityRef):
 
 _FILTER_PARAMS = [
     OpenApiParameter("entity", int, description="claims about this entity (as subject or object)"),
+    OpenApiParameter("entity_name", str, description="claims about an entity whose name contains this (any case)"),
     OpenApiParameter("predicate", str, description="an ontology relation name, e.g. `role`"),
     OpenApiParameter("source", int, description="claims with readable evidence from this source"),
     OpenApiParameter("q", str, description="text inside the statement"),

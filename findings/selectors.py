@@ -74,6 +74,7 @@ def chunks_to_extract(*, document_id: int, force: bool = False) -> list[int]:
 @dataclass(frozen=True)
 class ClaimFilters:
     entity_id: int | None = None
+    entity_name: str | None = None  # part of the subject's or the object entity's name, any case
     predicate: str | None = None
     source_id: int | None = None
     text: str | None = None
@@ -189,6 +190,8 @@ def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> Qu
         qs = qs.filter(_seen_valid_at(f.valid_at))
     if f.entity_id is not None:
         qs = qs.filter(Q(subject_id=f.entity_id) | Q(object_entity_id=f.entity_id))
+    if f.entity_name:
+        qs = qs.filter(Q(subject__name__icontains=f.entity_name) | Q(object_entity__name__icontains=f.entity_name))
     if f.predicate:
         qs = qs.filter(predicate__name=f.predicate)
     if f.source_id is not None:
