@@ -94,6 +94,14 @@ def test_set_and_event_thresholds(policy, similarity, same_object, expected):
     assert decide(policy, "kafka", [match]) == expected
 
 
+@pytest.mark.parametrize("policy", ["set", "event"])
+def test_different_identifiers_are_never_paired_as_duplicates(policy):
+    """The review queue paired KR-1104 with KR-1058 at 0.95: two tickets are two facts."""
+    assert decide(policy, "kr-1104", [Match(1, "kr-1058", 0.95)]) == Verdict(ADD)
+    assert decide(policy, "kr-1104", [Match(1, "kr-1058", 0.99), Match(2, "kr-1104", 0.95)]) == Verdict(NOOP, 2)
+    assert decide(policy, "postgresql", [Match(1, "postgres", 0.95)]) == Verdict(AMBIGUOUS)  # alias drift: asked
+
+
 def test_a_set_value_said_in_other_words_is_the_same_claim():
     """"The warehouse team uses Grafana" in three records worded three ways is one open claim."""
     matches = [Match(1, "snowflake", 0.5), Match(2, "grafana", 0.2), Match(3, "grafana", 0.3)]
