@@ -73,7 +73,8 @@ def test_entity_api_and_page(world, promotion):
     client.force_login(world.member)
     page = client.get(f"/t/acme/findings/entities/{old.subject_id}/")
     assert page.status_code == 200
-    assert b"<td>open" in page.content and b"<td>closed" not in page.content and b"2025-06-01" not in page.content
+    assert b'<td data-label="Status">current' in page.content and b"replaced" not in page.content
+    assert b"2025-06-01" not in page.content
     admin_claims = world.client(world.admin).get(f"/api/v1/entities/{old.subject_id}").json()["claims"]
     assert {c["id"]: c["status"] for c in admin_claims} == {old.pk: "closed", new.pk: "open"}
 
