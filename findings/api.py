@@ -265,7 +265,8 @@ class GraphNeighbourhoodOutput(serializers.Serializer):
 class EntityGraphApi(AuthorityAPIView):
     @extend_schema(
         summary="An entity's graph neighbourhood as of a date (kb_graph_query)",
-        description=("The claims about the entity valid at `as_of` (default: now) as currently recorded, each with "
+        description=("The claims about the entity valid at `as_of` (default: now) as known now — a claim replaced "
+                     "later counts for its own period, a refuted one never — each with "
                      "its readable evidence and in-app viewer links; the entities at the claims' other ends; and the "
                      "record links (Markdown/HTML links, [[wiki]] links, ticket keys) between the evidence records "
                      "and other records the caller can read. An entity merged into another answers with that one's "
