@@ -202,3 +202,18 @@ def test_list_and_entity_rows_link_their_first_readable_quote(world, docs, clien
         assert len(links) == 1
         assert links[0].startswith(f"/t/acme/documents/{open_doc.pk}/#chars={open_start}-"
                                    f"{open_start + len(sentence)}\">open</a>")
+
+
+def test_filter_by_entity_name(world, handover):
+    """By name, any case, as subject or object; the outsider's tenant holds none of it; a NUL is a 400."""
+    client = world.client(world.admin)
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "marcus"})) == [
+        "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair."]
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "billing"})) == [
+        "Tom Becker is the owner of the <Billing> Service."]  # the object's name
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "priya", "valid_at": "2025-03-01"})) == [
+        "On 2025-01-15 Priya Nair became Head of Support."]
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "nobody"})) == []
+    assert client.get("/api/v1/findings", {"entity_name": "a\x00"}).status_code == 400
+    outsider = world.client(world.outsider, world.globex)
+    assert _statements(outsider.get("/api/v1/findings", {"entity_name": "marcus"})) == []
