@@ -80,7 +80,7 @@ worker: migrate
 	$(BIN)/celery -A groundwork worker --beat --loglevel=INFO
 
 bench: migrate
-	$(BIN)/python manage.py bench_all --out var/bench
+	$(BIN)/python manage.py bench_all --out var/bench --docs docs/benchmarks.md
 
 # The reader (chat/reader, opt-in: ANSWERABILITY_JUDGE=reader): fine-tuned from all-MiniLM-L6-v2 on SQuAD train
 # (squad_train in the shared eval data) in its own venv with the `train` extra (torch, transformers: never in .venv), resumable from var/reader-train/checkpoint.pt; then exported

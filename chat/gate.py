@@ -7,7 +7,7 @@ agree and the question's phrases occur.
 
 With the semantic channel (the default), two bars decide: similarity ≥ ANSWER_GATE_MIN_SIMILARITY and
 weighted coverage ≥ ANSWER_GATE_SEMANTIC_MIN_COVERAGE. Measured on SciFact, Cranfield and CISI (each
-collection's questions asked of its own tenant and of the other two; chat/bench/answers.py), similarity is what
+collection's questions asked of its own tenant and of the other two; benchmarks/chat/answers.py), similarity is what
 separates an unrelated corpus — in-corpus questions: 5th percentile 0.42, out-of-corpus: 95th percentile
 0.37 — while key-term coverage and phrase matches overlap heavily (a paraphrased claim shares few words with
 its abstract; an aerodynamics query shares "effect", "study", "experimental" with biomedicine). Coverage

@@ -22,7 +22,7 @@ class ConnectorSerializer(serializers.Serializer):
                                                "slack_api: \"workspace_url\", \"incremental\", "
                                                "\"thread_lookback_days\" (no path; the token goes in credentials); "
                                                "confluence_api and github_api take \"base_url\" and "
-                                               "\"space_key\" (Confluence) or \"repo\" (GitHub); see the README "
+                                               "\"space_key\" (Confluence) or \"repo\" (GitHub); see docs/ingestion.md "
                                                "for every kind's settings.")
     # Write-only: stored encrypted, never returned; `has_credentials` says whether some are stored.
     credentials = serializers.JSONField(write_only=True, required=False, allow_null=True,

@@ -8,6 +8,7 @@ pass.
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import re
 from pathlib import Path
@@ -63,6 +64,10 @@ INSTALLED_APPS = [
     "chat.apps.ChatConfig",
     "connectors.apps.ConnectorsConfig",
 ]
+# The benchmarks (`make bench`, its management commands) live beside the apps in the repository, never in the
+# wheel: installed where the package is present.
+if importlib.util.find_spec("benchmarks") is not None:
+    INSTALLED_APPS.append("benchmarks.apps.BenchmarksConfig")
 
 MIDDLEWARE = [
     # Outermost, so it sees every answer, the ones Django makes of errors raised anywhere below included: errors
@@ -266,7 +271,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360, minimum=1)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Crash safety (README "Worker crash safety"): with acks_late a task is acknowledged only after it ran. A pool
+# Crash safety (docs/operations.md): with acks_late a task is acknowledged only after it ran. A pool
 # child killed mid-task is requeued at once (reject_on_worker_lost); a whole worker killed (SIGKILL, OOM, a lost
 # machine) leaves its messages unacknowledged in Redis, and a live worker's sweep hands them out again once they
 # are older than the visibility timeout. That timeout must exceed the longest task (default: twice the hard
@@ -421,7 +426,7 @@ LOGGING = {
 }
 
 # The public evaluation sets (SciFact, Cranfield, CISI) the benchmarks read; a missing set is skipped and named.
-# Unset: the folder groundwork.bench.eval_dir() names (the one sanctioned path outside the repository).
+# Unset: the folder benchmarks.eval_dir() names (the one sanctioned path outside the repository).
 GROUNDWORK_EVAL_DIR = env_str("GROUNDWORK_EVAL_DIR")
 
 # Apps whose `urls` module contributes `api_urlpatterns` (mounted at /api/v1/ and /t/<tenant>/api/v1/)

@@ -121,7 +121,7 @@ if ANSWER_PROVIDER == "openai" and not (LLM_URL and LLM_MODEL):
 ANSWER_TOP_K = env_int("ANSWER_TOP_K", 8, minimum=1)  # evidence chunks retrieved per (sub-)question
 # ANSWERABILITY_JUDGE: "rules" (the default): the wording rules; "reader": the reader trained by `make train-reader`
 # (chat/reader, int8 ONNX, sha256-checked; opt-in until it measures better than the rules on SQuAD 2.0 dev, see
-# README "Reading"; without its files the rules answer); "learned": a logistic regression over the rules' readings.
+# docs/answering.md; without its files the rules answer); "learned": a logistic regression over the rules' readings.
 ANSWERABILITY_JUDGE = env_str("ANSWERABILITY_JUDGE", "rules")
 if ANSWERABILITY_JUDGE not in ("reader", "learned", "rules"):
     raise ImproperlyConfigured(f"ANSWERABILITY_JUDGE must be reader, learned or rules, got {ANSWERABILITY_JUDGE!r}")
@@ -139,7 +139,7 @@ ANSWER_CACHE_TTL_S = env_int("ANSWER_CACHE_TTL_S", 7 * 24 * 3600, minimum=0)
 
 # --- Chat: the refusal gate (chat/gate.py) ---------------------------------------------------------------------
 # Before generating, the gate decides whether the evidence can support an answer at all. Tuned on SciFact claims
-# (in corpus) against the other collections' questions (out of corpus) with chat/bench/answers.py; full run (onnx
+# (in corpus) against the other collections' questions (out of corpus) with benchmarks/chat/answers.py; full run (onnx
 # embedder): answer rate 0.91, refusal 0.96; full-text only: 0.93 / 0.94.
 # The semantic bar: cosine similarity of the question and the closest evidence chunk. A property of the
 # embedding model: 0.42 is calibrated for the bundled MiniLM (EMBEDDER=onnx; in-corpus questions' 5th percentile

@@ -339,32 +339,66 @@ DOCUMENT_LINKS_INSERT = sql.SQL(
     """
 )
 
-# One statement per kind keeps each an equality (hash) join. A reference names one record: when several records
-# of the tenant share a key, the oldest wins (DISTINCT ON … ORDER BY id), so the answer does not depend on the
-# plan. Only links touching the batch are considered: links out of its records, and dangling links elsewhere
-# whose key one of its records now carries.
+# One statement per kind and direction keeps each an equality join. A reference names one record: when several
+# records of the tenant share a key, the oldest wins (DISTINCT ON … ORDER BY id), so the answer does not depend on
+# the plan. Only links touching the batch are considered:
+# - out: links out of its records (any record of the tenant may be the target); skipped when it has none;
+# - in: dangling links elsewhere whose key one of its records now carries (only its records are candidates: an
+#   older match would have resolved them already); walks the batch's records by id and probes the partial index
+#   of dangling links, and is skipped for a kind the tenant has no dangling link of.
+# One statement with an OR across both tables did this before: it joined every dangling link with every record
+# of the tenant for each batch, a quadratic cost over an import even when no record held a link.
 _RESOLVE = """
     UPDATE knowledge_document_link l
        SET target_id = m.target_id
       FROM (
-        SELECT DISTINCT ON (l2.id) l2.id AS link_id, d.id AS target_id
-          FROM knowledge_document_link l2
-          JOIN knowledge_document d ON d.tenant_id = l2.tenant_id AND d.id <> l2.source_id AND {match}
-         WHERE l2.target_id IS NULL AND l2.kind = {kind} AND l2.tenant_id = ANY(%(tenant_ids)s::bigint[])
-           AND (l2.source_id = ANY(%(documents)s::bigint[]) OR d.id = ANY(%(documents)s::bigint[]))
-         ORDER BY l2.id, d.id
+        SELECT DISTINCT ON (c.link_id) c.link_id, c.target_id
+          FROM ({arms}) c
+         ORDER BY c.link_id, c.target_id
       ) m
      WHERE l.id = m.link_id
 """
+# One arm per way a key may match a record, each an equality the planner can hash or probe an index with
+# (migration 0014 indexes each record-side expression): an OR of two matches in one join condition is evaluated
+# for every (link, record) pair of the tenant instead.
+_ARM_OUT = """
+    SELECT l2.id AS link_id, d.id AS target_id
+      FROM knowledge_document_link l2
+      JOIN knowledge_document d ON d.tenant_id = l2.tenant_id AND d.id <> l2.source_id AND {match}
+     WHERE l2.target_id IS NULL AND l2.kind = {kind} AND l2.source_id = ANY(%(documents)s::bigint[])
+"""
+_ARM_IN = """
+    SELECT l2.id AS link_id, d.id AS target_id
+      FROM knowledge_document d
+      JOIN knowledge_document_link l2 ON l2.tenant_id = d.tenant_id AND l2.target_id IS NULL
+           AND l2.kind = {kind} AND l2.source_id <> d.id AND {match}
+     WHERE d.id = ANY(%(documents)s::bigint[]) AND d.tenant_id = ANY(%(tenant_ids)s::bigint[])
+"""
+DANGLING_KINDS = sql.SQL(
+    """
+    SELECT k FROM unnest(%(kinds)s::text[]) AS k
+     WHERE EXISTS (SELECT 1 FROM knowledge_document_link
+                    WHERE tenant_id = ANY(%(tenant_ids)s::bigint[]) AND kind = k AND target_id IS NULL)
+    """
+)
 _LINK_MATCH = {
-    "url": "lower(l2.key) = lower(rtrim(split_part(d.record_url, '#', 1), '/')) AND d.record_url <> ''",
-    "doc": "l2.key = d.id::text",
-    "wiki": "l2.key = lower(regexp_replace(btrim(d.title), '\\s+', ' ', 'g'))",
-    "ticket": ("(l2.key = substring(btrim(d.title) from '^([A-Z][A-Z0-9]{1,9}-[0-9]{1,6})(?![[:alnum:]_-])') "
-               "OR l2.key = upper(btrim(d.external_id)))"),
+    "url": ("lower(l2.key) = lower(rtrim(split_part(d.record_url, '#', 1), '/')) AND d.record_url <> ''",),
+    "doc": ("l2.key = d.id::text",),
+    "wiki": ("l2.key = lower(regexp_replace(btrim(d.title), '\\s+', ' ', 'g'))",),
+    # a ticket key names the record whose title starts with it, or whose upstream id it is
+    "ticket": ("l2.key = substring(btrim(d.title) from '^([A-Z][A-Z0-9]{1,9}-[0-9]{1,6})(?![[:alnum:]_-])')",
+               "l2.key = upper(btrim(d.external_id))"),
 }
-DOCUMENT_LINKS_RESOLVE = [sql.SQL(_RESOLVE).format(match=sql.SQL(match), kind=sql.Literal(kind))
-                          for kind, match in _LINK_MATCH.items()]
+
+
+def _resolve(arm: str, kind: str) -> sql.Composed:
+    arms = sql.SQL(" UNION ALL ").join(sql.SQL(arm).format(match=sql.SQL(match), kind=sql.Literal(kind))
+                                       for match in _LINK_MATCH[kind])
+    return sql.SQL(_RESOLVE).format(arms=arms)
+
+
+DOCUMENT_LINKS_RESOLVE_OUT = {kind: _resolve(_ARM_OUT, kind) for kind in _LINK_MATCH}
+DOCUMENT_LINKS_RESOLVE_IN = {kind: _resolve(_ARM_IN, kind) for kind in _LINK_MATCH}
 
 
 def document_links_write(rows: Sequence[tuple[int, str, str, str]], *, documents: Sequence[int],
@@ -372,10 +406,14 @@ def document_links_write(rows: Sequence[tuple[int, str, str, str]], *, documents
     """Insert (source document, kind, key, anchor) link rows, then resolve every dangling link that involves
     `documents` (links out of them, and links elsewhere in their tenants to their keys). Inside the caller's
     transaction."""
+    params = {"documents": list(documents), "tenant_ids": list(tenant_ids)}
     with default_connection.cursor() as cursor:
         if rows:
             source, kind, key, anchor = (list(column) for column in zip(*rows, strict=True))
             cursor.execute(DOCUMENT_LINKS_INSERT, {"source": source, "kind": kind, "key": key, "anchor": anchor})
+            for link_kind in sorted(set(kind)):
+                cursor.execute(DOCUMENT_LINKS_RESOLVE_OUT[link_kind], params)
         if documents:
-            for statement in DOCUMENT_LINKS_RESOLVE:
-                cursor.execute(statement, {"documents": list(documents), "tenant_ids": list(tenant_ids)})
+            cursor.execute(DANGLING_KINDS, {"kinds": list(_LINK_MATCH), "tenant_ids": list(tenant_ids)})
+            for (link_kind,) in cursor.fetchall():
+                cursor.execute(DOCUMENT_LINKS_RESOLVE_IN[link_kind], params)

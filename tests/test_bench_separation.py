@@ -1,18 +1,20 @@
-"""Product modules hold product code: no module outside an app's `bench` package, its management commands,
-its migrations and the tests imports bench code (`<app>.bench` or anything under it) — not at module level,
-not inside a function, not through `importlib.import_module("...bench...")`."""
+"""Benchmarks and training code live outside the product: in the top-level `benchmarks` and `training`
+packages. No product module imports them (not at module level, not inside a function, not through
+`importlib.import_module`), no app holds a `bench` package or a bench command, and the wheel ships neither.
+import-linter's `product-not-benchmarks` contract says the same for what it can see; this test also catches the
+dynamic imports it cannot."""
 
 from __future__ import annotations
 
 import ast
-import re
+import tomllib
 from pathlib import Path
+
+from setuptools import find_packages
 
 REPO = Path(__file__).resolve().parent.parent
 APPS = ("groundwork", "knowledge", "findings", "chat", "connectors")
-BENCH = re.compile(r"(^|\.)bench(\.|$)")
-# Not product code: the benches themselves, the commands that run them, and schema history.
-NOT_PRODUCT = {"bench", "management", "migrations"}
+OUTSIDE = ("benchmarks", "training")
 
 
 def _module_name(path: Path) -> str:
@@ -44,44 +46,55 @@ def imported_modules(source: str, module: str, *, is_package: bool = False) -> s
     return found
 
 
-def bench_imports(source: str, module: str, *, is_package: bool = False) -> list[str]:
-    return sorted(name for name in imported_modules(source, module, is_package=is_package) if BENCH.search(name))
+def outside_imports(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    return sorted(name for name in imported_modules(source, module, is_package=is_package)
+                  if name.split(".")[0] in OUTSIDE)
 
 
 def product_modules() -> list[Path]:
     return sorted(path for app in APPS for path in (REPO / app).rglob("*.py")
-                  if not NOT_PRODUCT & set(path.relative_to(REPO / app).parts[:-1]))
+                  if "migrations" not in path.relative_to(REPO / app).parts)
 
 
-def test_no_product_module_imports_bench_code():
+def test_no_product_module_imports_benchmarks_or_training():
     offenders = []
     for path in product_modules():
-        names = bench_imports(path.read_text(), _module_name(path), is_package=path.name == "__init__.py")
+        names = outside_imports(path.read_text(), _module_name(path), is_package=path.name == "__init__.py")
         offenders += [f"{path.relative_to(REPO)} imports {name}" for name in names]
-    assert not offenders, "product code importing bench code:\n" + "\n".join(offenders)
+    assert not offenders, "product code importing bench or training code:\n" + "\n".join(offenders)
 
 
-def test_the_walk_covers_the_product_and_skips_the_benches():
+def test_no_app_holds_bench_code():
+    benches = [path.relative_to(REPO).as_posix() for app in APPS for path in (REPO / app).rglob("*")
+               if path.name == "bench" or (path.parent.name == "commands" and path.name.startswith(("bench", "fit_")))]
+    assert not benches, f"bench code inside an app (move it to benchmarks/): {benches}"
+
+
+def test_the_wheel_holds_no_bench_or_training_module():
+    find = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    packages = find_packages(where=str(REPO), include=find["include"], exclude=find.get("exclude", ()))
+    assert {"groundwork", "knowledge.retrieval", "chat.answerability", "connectors.sources"} <= set(packages)
+    shipped = [p for p in packages if p.split(".")[0] in OUTSIDE or "bench" in p.split(".")]
+    assert not shipped, f"the wheel would ship {shipped}"
+
+
+def test_the_walk_covers_the_product():
     walked = {path.relative_to(REPO).as_posix() for path in product_modules()}
     assert {"knowledge/services/documents.py", "chat/answering.py", "groundwork/settings.py",
-            "knowledge/retrieval/__init__.py", "findings/extractors/__init__.py"} <= walked
-    assert not {p for p in walked if "/bench/" in p or "/management/" in p or "/migrations/" in p}
+            "knowledge/retrieval/__init__.py", "findings/extractors/__init__.py",
+            "chat/management/commands/mcp_stdio.py"} <= walked
 
 
 def test_the_check_catches_every_way_of_importing_a_bench():
     caught = {
-        "from knowledge.bench.shipped import sample_vocabulary": "knowledge.bench.shipped",
-        "import chat.bench.security": "chat.bench.security",
-        "from findings import bench": "findings.bench",
-        "def f():\n    from groundwork.bench import eval_dir": "groundwork.bench",
-        "from .bench import answers": "chat.bench",
-        "from ..bench.embedders import raw_throughput": "knowledge.bench.embedders",
-        "import importlib\nimportlib.import_module('chat.bench.answers')": "chat.bench.answers",
+        "from benchmarks.knowledge.shipped import sample_vocabulary": "benchmarks.knowledge.shipped",
+        "import benchmarks.chat.security": "benchmarks.chat.security",
+        "def f():\n    from benchmarks import eval_dir": "benchmarks",
+        "from training.reader import examples": "training.reader",
+        "import importlib\nimportlib.import_module('benchmarks.chat.answers')": "benchmarks.chat.answers",
     }
     for source, name in caught.items():
-        module = "knowledge.embedders.onnx" if source.startswith("from ..") else "chat.views"
-        assert name in bench_imports(source, module), source
-    assert bench_imports("from . import bench", "findings", is_package=True) == ["findings.bench"]
+        assert name in outside_imports(source, "chat.views"), source
     for innocent in ("from knowledge.services import document_ingest", "import benchmark_tools",
-                     "from chat import benches_note", "x = 'bench'"):
-        assert bench_imports(innocent, "chat.views") == [], innocent
+                     "from chat import benches_note", "x = 'benchmarks'", "from . import training_note"):
+        assert outside_imports(innocent, "chat.views") == [], innocent

@@ -35,7 +35,7 @@ def test_import_contracts_are_kept():
 
 
 def test_import_contracts_catch_an_upward_import_and_a_service_importing_its_tasks(tmp_path):
-    """The same contracts, on a miniature of the apps with one violation of each (a lazy import included)."""
+    """The same contracts, on a miniature of the apps with one violation of each (lazy imports included)."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     files = {
         "groundwork/__init__.py": "",
@@ -47,6 +47,10 @@ def test_import_contracts_catch_an_upward_import_and_a_service_importing_its_tas
         "findings/tasks.py": "from .services import changed\n\nextract = changed\n",
         "chat/__init__.py": "",
         "connectors/__init__.py": "",
+        "chat/answering.py": "def bench():\n    from benchmarks import chat\n    return chat\n",
+        "benchmarks/__init__.py": "",
+        "benchmarks/chat.py": "from chat import answering\n",
+        "training/__init__.py": "",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)
@@ -56,6 +60,7 @@ def test_import_contracts_catch_an_upward_import_and_a_service_importing_its_tas
     assert "0 kept" in result.stdout, result.stdout  # each contract sees its violation
     assert "groundwork.pages -> knowledge.models" in result.stdout
     assert "findings.services -> findings.tasks" in result.stdout
+    assert "chat.answering -> benchmarks.chat" in result.stdout
 
 
 # --- what import-linter cannot check -------------------------------------------------------------------------
@@ -123,7 +128,7 @@ def test_no_app_imports_private_names_of_another_and_no_service_imports_tasks():
 
 
 @pytest.mark.parametrize("module, source", [
-    ("findings.bench", "def load():\n    from knowledge.sample_corpus import _when\n"),
+    ("benchmarks.findings", "def load():\n    from knowledge.sample_corpus import _when\n"),
     ("chat.views", "from knowledge import _private_module\n"),
     ("findings.api", "import knowledge._internal.thing\n"),
     ("groundwork.pages", "from chat.security_probes._world import World\n"),
@@ -140,7 +145,7 @@ def test_the_source_check_flags(module, source):
 @pytest.mark.parametrize("module, source", [
     ("chat.security_probes.canary", "from chat.security_probes._world import World\n"),  # same app: its own
     ("chat.security_probes.canary", "from ._world import World\n"),
-    ("findings.bench", "from knowledge.sample_corpus import corpus_times\n"),
+    ("benchmarks.findings", "from knowledge.sample_corpus import corpus_times\n"),
     ("findings.tasks", "from .services import chunk_extract\n"),
     ("findings.services", "from __future__ import annotations\nfrom django.db import transaction\n"),
     ("findings.services", "from groundwork.task_queue import enqueue_on_commit\n"),

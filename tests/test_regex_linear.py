@@ -1,6 +1,6 @@
 """No super-linear regular expression in product code (issue #36): every pattern of groundwork, knowledge,
 connectors, findings and chat, fed adversarial inputs of its own making, grows linearly with the input
-(chat/bench/security/regex_linear.py, the `regex_superlinear` figure of the security bench).
+(benchmarks/chat/security/regex_linear.py, the `regex_superlinear` figure of the security bench).
 
 Timing tests, so built not to flake: CPU time of the calling thread, growth ratios (4x the input: linear ~4x,
 quadratic ~16x) rather than absolute limits, confirmed on two further steps before anything fails, floors under
@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from chat.bench.security import CEILINGS, probe_modules, regex_linear
-from chat.bench.security.regex_linear import Probe, Site, check_site, pattern_sites, probes, superlinear
+from benchmarks.chat.security import CEILINGS, probe_modules, regex_linear
+from benchmarks.chat.security.regex_linear import Probe, Site, check_site, pattern_sites, probes, superlinear
 from findings.extractors.patterns import PatternsExtractor
 from knowledge.files import FileRefused, file_parse
 from knowledge.sentences import sentence_spans

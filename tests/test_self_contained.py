@@ -1,7 +1,7 @@
 """Tests and benches need nothing outside the repository (issue 13 item 2).
 
 Static half: no code or test reaches for a path outside the project (the shared folder next to it, an absolute
-path into the machine's work folder) except through `groundwork.bench.eval_dir()`, and the attack strings the
+path into the machine's work folder) except through `benchmarks.eval_dir()`, and the attack strings the
 tests read are vendored with their licence notes. Running half: with the evaluation data hidden
 (GROUNDWORK_EVAL_DIR pointing at a folder that does not exist), the ingest, retrieval and answer benches still
 produce figures from data the repository ships or generates and name every set they skipped.
@@ -45,7 +45,7 @@ def test_no_code_or_test_reaches_outside_the_repository():
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
             if OUTSIDE.search(line):
                 offenders.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:100]}")
-    assert not offenders, "paths outside the repository (use groundwork.bench.eval_dir()):\n" + "\n".join(offenders)
+    assert not offenders, "paths outside the repository (use benchmarks.eval_dir()):\n" + "\n".join(offenders)
 
 
 def test_the_pattern_catches_the_ways_out_it_is_meant_to():
@@ -57,7 +57,7 @@ def test_the_pattern_catches_the_ways_out_it_is_meant_to():
 
 
 def test_attack_strings_are_vendored_with_their_licence_notes():
-    from chat.bench.security.hostile import ATTACK_FILES, attack_dir
+    from benchmarks.chat.security.hostile import ATTACK_FILES, attack_dir
     from tests.chat.factories import SECURITY_DIR
 
     folder = REPO / "tests" / "data" / "security"
@@ -72,7 +72,7 @@ def test_attack_strings_are_vendored_with_their_licence_notes():
 
 
 def test_findings_bench_reads_only_the_shipped_sample_corpus():
-    from findings.bench import claims
+    from benchmarks.findings import claims
 
     assert claims.CORPUS.is_file() and REPO in claims.CORPUS.resolve().parents
 
@@ -90,7 +90,7 @@ def _skipped(notes: list[str]) -> set[str]:
 
 @pytest.mark.django_db
 def test_ingest_bench_runs_on_generated_documents_without_scifact(no_eval_data, tmp_path, monkeypatch, settings):
-    from knowledge.bench import ingest
+    from benchmarks.knowledge import ingest
     from knowledge.embedders import embedder_reset
 
     monkeypatch.setattr(ingest, "QUICK_DOCS", 30)
@@ -106,7 +106,7 @@ def test_ingest_bench_runs_on_generated_documents_without_scifact(no_eval_data, 
 
 
 def test_generated_documents_are_seeded_prose_from_the_sample_corpus():
-    from knowledge.bench.shipped import generated_documents, sample_vocabulary
+    from benchmarks.knowledge.shipped import generated_documents, sample_vocabulary
 
     first, again = generated_documents(3), generated_documents(3)
     assert [d.body for d in first] == [d.body for d in again]
@@ -118,7 +118,7 @@ def test_generated_documents_are_seeded_prose_from_the_sample_corpus():
 # The speed half COPYs on its own connection, so the rows must be committed: a transactional test.
 @pytest.mark.django_db(transaction=True)
 def test_retrieval_bench_measures_speed_and_names_the_skipped_quality_sets(no_eval_data, tmp_path):
-    from knowledge.bench import retrieval
+    from benchmarks.knowledge import retrieval
 
     result = retrieval.run(tmp_path / "out", quick=True, speed_size=2000, speed_queries=5)
     assert result["quality"] == {}
@@ -130,7 +130,7 @@ def test_retrieval_bench_measures_speed_and_names_the_skipped_quality_sets(no_ev
 
 @pytest.mark.django_db
 def test_answer_bench_measures_latency_and_leaves_out_what_needs_the_collections(no_eval_data, world, settings):
-    from chat.bench import answers
+    from benchmarks.chat import answers
 
     result = answers.run(quick=True, latency_documents=40)
     assert _skipped(result["notes"]) == {"scifact", "cranfield", "cisi"}

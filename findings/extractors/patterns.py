@@ -9,7 +9,7 @@ It reads only what the writer asserts: quoted examples, headings, blockquotes an
 than in sentences (field lines such as "Assignee: Priya Nair", tables with field columns, member lists) are read
 by `findings.extractors.fields`.
 
-Its precision and recall on the labelled sample corpus are measured by `findings.bench.extraction`.
+Its precision and recall on the labelled sample corpus are measured by `benchmarks.findings.extraction`.
 """
 
 from __future__ import annotations

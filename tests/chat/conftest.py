@@ -63,13 +63,13 @@ def llm(settings, fake_openai, no_cache):
 @pytest.fixture
 def schema_world(world, settings):
     """acme and globex seeded with one of everything a path id can name, and API keys of acme's admin and member
-    (chat.bench.security.schema)."""
+    (benchmarks.chat.security.schema)."""
     import importlib
 
     from django.apps import apps as django_apps
     from django.contrib.auth import get_user_model
 
-    from chat.bench.security.schema import schema_world_seed
+    from benchmarks.chat.security.schema import schema_world_seed
     from groundwork.services import membership_set
 
     # A transactional test elsewhere may have flushed the migration's ontology rows; findings need them.

@@ -3,16 +3,19 @@ rules deciding when they are missing or altered, and fitted on the even SQuAD ar
 the bench's held-out half)."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from chat.answerability import answerability_judge, rules_judge
+from benchmarks.chat.answerability_fit import best_threshold, fit, fit_logistic
+from chat.answerability import answerability_judge
 from chat.answerability import learned as learned_module
+from chat.answerability import rules_judge as rules_unstamped
+from chat.answerability.judge import RULES_VERSION
 from chat.answerability.learned import FEATURES, Model, file_digest, judge_features, learned_judge, load_model
 from chat.answerability.verdict import rules_reading
-from chat.bench.answerability_fit import best_threshold, fit, fit_logistic
 from tests.chat.factories import evidence
 
 NORMANS = evidence(
@@ -21,6 +24,11 @@ NORMANS = evidence(
     "King Charles III of West Francia."
 )
 QUESTION = "Who was the leader of the Norse raiders?"
+
+
+def rules_judge(*args, **kwargs):
+    """The rules' verdict as the judge returns it: stamped with the rules' version."""
+    return replace(rules_unstamped(*args, **kwargs), judge=RULES_VERSION)
 
 
 def _model(bias: float, threshold: float = 0.5) -> Model:
@@ -107,7 +115,7 @@ def test_logistic_fit_and_threshold_on_separable_data(tmp_path):
 
 
 def test_fit_writes_coefficients_the_judge_loads(tmp_path, monkeypatch):
-    monkeypatch.setattr("chat.bench.answerability_fit.features_of", lambda row: (True, row["x"]))
+    monkeypatch.setattr("benchmarks.chat.answerability_fit.features_of", lambda row: (True, row["x"]))
     rng = np.random.default_rng(1)
     rows = [{"impossible": bool(i % 2), "gold_in_evidence": True,
              "x": list(rng.normal(size=len(FEATURES)) + (0.0 if i % 2 else 1.0))} for i in range(80)]

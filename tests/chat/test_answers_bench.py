@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from chat.bench import answers
+from benchmarks.chat import answers
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 MISSING_ID = 2_000_000_000
 # What the product promises: the operations that need more than the member role. A new admin-only endpoint
-# belongs here (and in the README's table); everything else is open to every member of the tenant.
+# belongs here (and in docs/security.md's table); everything else is open to every member of the tenant.
 ADMIN_ONLY = {
     ("POST", "sources"), ("PATCH", "sources/<int:source_id>"), ("DELETE", "sources/<int:source_id>"),
     ("POST", "sources/<int:source_id>/import"), ("POST", "documents"), ("PATCH", "documents/<int:document_id>"),

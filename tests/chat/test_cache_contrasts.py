@@ -1,11 +1,11 @@
 """The similarity scope of the answer cache serves rewordings, never another question: a contrast set of
 questions an embedding puts side by side (primary/secondary, before/after, KR-1042/KR-1043, negations) never
 shares an entry, at the default threshold and with the threshold so low that only the guard stands between them.
-The set is chat/bench/security/cache_contrasts.json, which the security bench measures too."""
+The set is benchmarks/chat/security/cache_contrasts.json, which the security bench measures too."""
 
 import pytest
 
-from chat.bench.security.cache_contrast import cache_shares, contrast_set
+from benchmarks.chat.security.cache_contrast import cache_shares, contrast_set
 
 pytestmark = pytest.mark.django_db
 

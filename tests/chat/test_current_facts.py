@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db.backends.postgresql.psycopg_any import DateTimeTZRange
 
-from chat.bench.current_facts import QUESTIONS, current_fact_first, lead_sentence, state_questions
+from benchmarks.chat.current_facts import QUESTIONS, current_fact_first, lead_sentence, state_questions
 from chat.current_facts import FACTS_INSTRUCTION, current_facts
 from chat.state_questions import asked_anchor, asked_predicates, asked_time, led_unit_roles
 from findings.models import Claim

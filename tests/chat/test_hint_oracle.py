@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from chat.bench.security.hint_oracle import guess_questions, guesses
+from benchmarks.chat.security.hint_oracle import guess_questions, guesses
 from knowledge.embedding import chunks_embed
 from knowledge.retrieval.hints import hidden_relevant, probe_query, shared_words
 from tests.chat.conftest import ask_json, ingest

@@ -55,6 +55,30 @@ REFUSED = [
 ]
 
 
+# The cases the wording rules (the default judge) get wrong today: the reader's target (docs/answering.md). Strict,
+# so a rule change or a judge that passes one of them fails here until the case is taken off this list.
+RULES_MISSES = {
+    "In what country is Normandy located?",
+    "What's the runtime of a K2 on one charge?",
+    "How heavy is the K2?",
+    "How fast can a K2 drive?",
+    "What are the rate limits of the WMS API?",
+    "Which team approves refunds?",
+    "What colour is the K2?",
+    "Who wrote the WMS API guide?",
+    "When did the distinct identity of the Normans disappear?",
+}
+
+
+@pytest.fixture(autouse=True)
+def _rules_misses(request, settings):
+    """Marks a case the rules judge is known to miss as an expected (strict) failure under that judge."""
+    question = getattr(request.node, "callspec", None) and request.node.callspec.params.get("question")
+    if settings.ANSWERABILITY_JUDGE == "rules" and (question in RULES_MISSES or request.node.name
+                                                    == "test_the_answer_comes_from_the_record_that_holds_it"):
+        request.applymarker(pytest.mark.xfail(strict=True, reason="the rules judge misses this case"))
+
+
 @pytest.mark.parametrize(("text", "question", "answer"), ANSWERED)
 def test_the_answer_sentence_holds_the_answer(text, question, answer):
     verdict = answerability_judge(question, [evidence(text)])

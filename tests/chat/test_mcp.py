@@ -22,8 +22,8 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from rest_framework.test import APIClient
 
+from benchmarks.groundwork.production_server import database_url_of
 from findings.writer import claims_write
-from groundwork.bench.production_server import database_url_of
 from groundwork.services import api_key_issue_delegated, api_key_revoke
 from tests.chat.conftest import CANARIES
 from tests.findings.conftest import Docs, fact, relations  # noqa: F401
@@ -409,7 +409,7 @@ def test_bench_all_runs_the_mcp_area(tmp_path, settings):
 def test_the_bench_takes_each_querys_best_call_over_the_rounds():
     """Calls are round-major (round r's call for query i at r * queries + i): a contention spike in one round
     does not count, a query that is slow every round does."""
-    from chat.bench.mcp import best_of_rounds
+    from benchmarks.chat.mcp import best_of_rounds
 
     calls = [10.0, 50.0, 7.0,   # round 1: query 2 hit a spike
              12.0, 9.0, 8.0]    # round 2

@@ -4,7 +4,7 @@ globex. No 5xx, no undocumented status, content type, body or header, and nothin
 
 import pytest
 
-from chat.bench.security.schema import ID_PARAMETERS, schema_conformance_run
+from benchmarks.chat.security.schema import ID_PARAMETERS, schema_conformance_run
 
 pytestmark = pytest.mark.django_db
 

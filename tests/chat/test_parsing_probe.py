@@ -1,9 +1,9 @@
-"""The parsing probe's file half (chat/bench/security/parsing.py) as a regression test: every hostile file of the
+"""The parsing probe's file half (benchmarks/chat/security/parsing.py) as a regression test: every hostile file of the
 quick corpus is read or refused within the CPU ceiling per MB, and the corpus reaches every reader."""
 
 from __future__ import annotations
 
-from chat.bench.security import CEILINGS, parsing
+from benchmarks.chat.security import CEILINGS, parsing
 
 
 def test_every_hostile_file_is_read_or_refused_within_the_ceiling():

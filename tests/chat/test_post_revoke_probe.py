@@ -2,7 +2,7 @@
 
 import pytest
 
-from chat.bench.security import post_revoke
+from benchmarks.chat.security import post_revoke
 
 pytestmark = pytest.mark.django_db
 

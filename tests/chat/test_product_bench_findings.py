@@ -1,10 +1,10 @@
-"""The product bench's findings part (chat/bench/product/findings.py) at quick size: it measures time travel on a
+"""The product bench's findings part (benchmarks/chat/product/findings.py) at quick size: it measures time travel on a
 scratch copy of the demo through the API, counts repeated open claims, and leaves nothing behind."""
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from chat.bench.product.findings import measure
+from benchmarks.chat.product.findings import measure
 from groundwork.models import Tenant
 from tests.findings.conftest import relations  # noqa: F401
 from tests.knowledge.conftest import no_embedder  # noqa: F401

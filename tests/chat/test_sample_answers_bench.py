@@ -1,4 +1,4 @@
-"""The sample-answers bench (chat/bench/sample_answers.py): how it scores an answer, and a small run over a
+"""The sample-answers bench (benchmarks/chat/sample_answers.py): how it scores an answer, and a small run over a
 scratch copy of the demo tenant that reports the figures, writes every answer and takes its scratch rows away."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 
-from chat.bench.sample_answers import (
+from benchmarks.chat.sample_answers import (
     KINDS,
     answer_lead,
     gold_in,

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from chat.bench.sample_answers import ITEMISED, KINDS, QUESTIONS, gold_in, sample_questions
+from benchmarks.chat.sample_answers import ITEMISED, KINDS, QUESTIONS, gold_in, sample_questions
 from groundwork.management.commands.demo_seed import DEMO_USERS
 from groundwork.services import principal_parse
 from knowledge.sample_corpus import DATA

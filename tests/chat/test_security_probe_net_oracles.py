@@ -1,10 +1,10 @@
 """The `ssrf_reached`, `ssrf_port_oracle` and `existence_oracles` figures of the security bench
-(chat/bench/security/ssrf.py, existence_oracles.py), run quick against the test database: at their goals, with
+(benchmarks/chat/security/ssrf.py, existence_oracles.py), run quick against the test database: at their goals, with
 the controls that show the probes compared something."""
 
 import pytest
 
-from chat.bench.security import CEILINGS, existence_oracles, probe_modules, ssrf
+from benchmarks.chat.security import CEILINGS, existence_oracles, probe_modules, ssrf
 from groundwork.models import Tenant
 from tests.findings.conftest import relations  # noqa: F401 (the ontology: a transactional test may flush it)
 

@@ -1,9 +1,9 @@
-"""The `rls_leaks` figure of the security bench (chat/bench/security/rls.py)."""
+"""The `rls_leaks` figure of the security bench (benchmarks/chat/security/rls.py)."""
 
 import pytest
 
-from chat.bench.security import probe_modules
-from chat.bench.security.rls import measure
+from benchmarks.chat.security import probe_modules
+from benchmarks.chat.security.rls import measure
 from groundwork.models import Tenant
 
 

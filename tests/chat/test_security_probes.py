@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.http import HttpResponse
 
-from chat.bench.security import (
+from benchmarks.chat.security import (
     CEILINGS,
     cache_contrast,
     canary,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chat.bench.squad import span_hit, squad_bench, squad_figures, squad_normal
+from benchmarks.chat.squad import span_hit, squad_bench, squad_figures, squad_normal
 
 pytestmark = pytest.mark.django_db
 

@@ -1,14 +1,14 @@
 """Issue #11 item 12: ingest, embedding and extraction tasks on real Celery workers, SIGKILLed mid-run and
 restarted: every effect lands, none twice. The suite runs 200 tasks and 12 kills (3 of whole workers), which
 took about 8 minutes at 500 and 20 on a loaded 2-core machine; `make bench` runs the full 500 tasks and
-20 kills (chat/bench/security/tasks_kill.py `measure`)."""
+20 kills (benchmarks/chat/security/tasks_kill.py `measure`)."""
 
 import os
 
 import pytest
 
-from chat.bench.security._worker_pool import broker_listening
-from chat.bench.security.tasks_kill import kill_run, plan_drop, plan_effects
+from benchmarks.chat.security._worker_pool import broker_listening
+from benchmarks.chat.security.tasks_kill import kill_run, plan_drop, plan_effects
 from findings.models import ProjectionQuality
 from knowledge.models import Chunk, Document, UploadItem
 

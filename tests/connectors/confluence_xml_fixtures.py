@@ -1,4 +1,4 @@
-"""The Confluence XML space exports the tests read: the builder (connectors/bench/confluence_xml_space.py) and
+"""The Confluence XML space exports the tests read: the builder (benchmarks/connectors/confluence_xml_space.py) and
 one space with every case the reader must handle."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from connectors.bench.confluence_xml_space import SITE, Entities  # noqa: F401 - SITE is the tests' too
+from benchmarks.connectors.confluence_xml_space import SITE, Entities  # noqa: F401 - SITE is the tests' too
 
 HANDBOOK = ('<h1>Welcome</h1><p>The zephyrpage handbook. See <ac:link><ri:page ri:content-title="HR" />'
             '<ac:plain-text-link-body><![CDATA[the HR page]]></ac:plain-text-link-body></ac:link> and '

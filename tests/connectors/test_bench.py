@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from connectors.bench import sync as bench
-from connectors.bench.confluence_space import confluence_space_generate
-from connectors.bench.confluence_xml_space import confluence_xml_space_generate
-from connectors.bench.slack_export import membership_changes, slack_export_generate
+from benchmarks.connectors import sync as bench
+from benchmarks.connectors.confluence_space import confluence_space_generate
+from benchmarks.connectors.confluence_xml_space import confluence_xml_space_generate
+from benchmarks.connectors.slack_export import membership_changes, slack_export_generate
 from groundwork.models import Tenant
 
 pytestmark = pytest.mark.django_db

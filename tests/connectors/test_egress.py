@@ -3,7 +3,7 @@ when the connector is saved (a 400 with the reason) and again for every connecti
 the connection pinned to the address checked, redirects kept on the source's host and never down to http, one
 message for every unreachable source, CONNECTOR_ALLOWED_HOSTS for on-premises servers. No internet: internal
 services are loopback servers that record whether they were reached; a public source is a loopback server a
-simulated route stands for (connectors/bench/egress_net.py)."""
+simulated route stands for (benchmarks/connectors/egress_net.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectors.bench.egress_net import RecordingServer, ipv6_loopback_available, simulated_network
+from benchmarks.connectors.egress_net import RecordingServer, ipv6_loopback_available, simulated_network
 from connectors.crypto import credentials_encrypt
 from connectors.models import Connector
 from connectors.services import connector_configure

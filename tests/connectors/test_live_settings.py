@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from connectors.bench.egress_net import simulated_network
+from benchmarks.connectors.egress_net import simulated_network
 from connectors.crypto import credentials_decrypt
 from connectors.models import Connector
 from knowledge.models import Source

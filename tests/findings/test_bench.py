@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from findings.bench import claims as bench
+from benchmarks.findings import claims as bench
 from findings.models import Claim, Entity
 from groundwork.models import Tenant
 

@@ -1,5 +1,5 @@
 """Quality of the offline extractor on vendored data: the labelled sample corpus (tests/data/extraction), scored by
-findings.bench.extraction. Precision must reach the goal of issue 14 (>= 0.9); no proposal known to be wrong may
+benchmarks.findings.extraction. Precision must reach the goal of issue 14 (>= 0.9); no proposal known to be wrong may
 come back; and the bench area `extraction` writes its figures through `manage.py bench_all`."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from io import StringIO
 
 import pytest
 
-from findings.bench import extraction
+from benchmarks.findings import extraction
 from findings.ontology import predicate_key
 from knowledge.sample_corpus import DATA as SAMPLE_DATA
 from tests.findings.conftest import migrated_specs

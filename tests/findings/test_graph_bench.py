@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from findings.bench import graph as bench
+from benchmarks.findings import graph as bench
 from groundwork.models import Tenant
 from tests.knowledge.conftest import no_embedder  # noqa: F401  (resets the cached embedder after the test too)
 
@@ -30,7 +30,7 @@ def test_bench_runs_small_and_cleans_up(world, relations, tmp_path, no_embedder)
 def test_sample_corpus_questions_need_two_records_of_the_corpus():
     import json
 
-    from findings.bench.graph_sample import sample_questions
+    from benchmarks.findings.graph_sample import sample_questions
     from knowledge.sample_corpus import DATA
 
     records = {d["external_id"] for d in json.loads((DATA / "kestrel.json").read_text())["documents"]}
@@ -48,7 +48,7 @@ def test_sample_corpus_part_reports_on_and_off_and_cleans_up(world, relations, n
 
     from django.apps import apps as django_apps
 
-    from findings.bench.graph_sample import run_sample_corpus
+    from benchmarks.findings.graph_sample import run_sample_corpus
 
     # The ontology as migrated: a transactional test before this one flushed fleet_size (migration 0006), which
     # `relations` does not put back and three of the `extracted` questions follow.

@@ -1,6 +1,6 @@
 """Hostile input never gets a 5xx: deeply nested JSON, NUL characters, integers beyond bigint, oversized
 JSON bodies, too many parameters and wrong content types get a clear 4xx on every API endpoint (the endpoints
-are found by walking the URL patterns; the requests are groundwork.bench.hostile_input's, which the security bench
+are found by walking the URL patterns; the requests are benchmarks.groundwork.hostile_input's, which the security bench
 sends too)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from groundwork.bench.hostile_input import HUGE, api_schema, hostile_requests, hostile_send
-from groundwork.bench.routes import api_endpoints
+from benchmarks.groundwork.hostile_input import HUGE, api_schema, hostile_requests, hostile_send
+from benchmarks.groundwork.routes import api_endpoints
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings
 from django.db import connection, connections
 
-from groundwork.bench.production_server import database_url_of, production_server
+from benchmarks.groundwork.production_server import database_url_of, production_server
 from groundwork.services import api_key_issue_delegated
 
 # Production servers hold real pools of connections: under pytest-xdist one worker runs these one after another,
@@ -239,7 +239,7 @@ def test_embedded_database_is_started_once_by_the_master_and_shared_by_workers(t
 
 
 def test_load_probe_counts_no_5xx_from_20_clients(tmp_path):
-    from chat.bench.security import load
+    from benchmarks.chat.security import load
 
     figures = load.measure(tmp_path, quick=True)
     assert figures["load_5xx"] == 0, figures

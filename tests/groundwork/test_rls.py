@@ -9,8 +9,8 @@ from django.db import connection, transaction
 from django.db.utils import ProgrammingError
 from psycopg import sql
 
+from benchmarks.groundwork.rls import alternating_transactions
 from chat.models import Conversation, Message
-from groundwork.bench.rls import alternating_transactions
 from groundwork.models import Tenant
 from groundwork.rls import DatabaseScope, scope_reset, scope_set, system_scope, tenant_scope
 from groundwork.rls_tables import parent_scoped_tables, tenant_scoped_tables

@@ -1,7 +1,7 @@
 """The URL-conf walk the security probes and the hostile-input tests rely on finds pages and API routes,
 with their parameters, so an endpoint added later is probed without editing a list."""
 
-from groundwork.bench.routes import api_endpoints, route_fill, url_routes
+from benchmarks.groundwork.routes import api_endpoints, route_fill, url_routes
 
 
 def test_the_walk_finds_pages_and_api_routes_with_their_parameters():

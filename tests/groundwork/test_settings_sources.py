@@ -1,6 +1,6 @@
 """Configuration is explicit (issue 13 item 5): every setting is declared once in groundwork/settings.py through
 the env helpers, product code reads `settings.X` — never the environment, never `getattr(settings, X, default)` —
-and README's "Settings reference" names exactly the variables the code reads.
+and the settings page (docs/settings.md) names exactly the variables the code reads.
 
 Static checks over the source (ast), each unit-checked on a synthetic source so it can fail.
 """
@@ -23,10 +23,11 @@ ENVIRON_ALLOWED = {
     "groundwork/wsgi.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
     "groundwork/asgi.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
     "groundwork/celery.py": "process bootstrap: DJANGO_SETTINGS_MODULE",
-    "groundwork/bench/production_server.py": "hands its environment to the server process it starts",
+    "benchmarks/groundwork/production_server.py": "hands its environment to the server process it starts",
     "knowledge/embedders/onnx.py": "switches off onnxruntime's telemetry before it is imported",
-    "knowledge/bench/accessibility.py": "hands its environment to the browser test process it starts",
-    "chat/bench/security/_worker_pool.py": "hands its environment to the Celery workers it starts (test broker)",
+    "chat/reader/model.py": "switches off onnxruntime's telemetry before it is imported",
+    "benchmarks/knowledge/accessibility.py": "hands its environment to the browser test process it starts",
+    "benchmarks/chat/security/_worker_pool.py": "hands its environment to the Celery workers it starts (test broker)",
 }
 # The settings module and the part it star-imports (split by concern: groundwork/settings_answering.py).
 SETTINGS_MODULES = ("groundwork/settings.py", "groundwork/settings_answering.py")
@@ -77,13 +78,12 @@ def _product_modules():
             yield path.relative_to(REPO).as_posix(), path.read_text()
 
 
-def readme_settings_reference(readme: str | None = None) -> set[str]:
-    """The `UPPER_CASE` names README's "Settings reference" section (up to the next `## ` heading) documents: in
-    its prose, and in the first (variable) column of its tables — a default such as `INFO` is no variable."""
-    readme = (REPO / "README.md").read_text() if readme is None else readme
-    section = readme.split("\n## Settings reference\n", 1)[1].split("\n## ", 1)[0]
+def settings_page_names(page: str | None = None) -> set[str]:
+    """The `UPPER_CASE` names the settings page (docs/settings.md) documents: in its prose, and in the first
+    (variable) column of its tables — a default such as `INFO` is no variable."""
+    page = (REPO / "docs" / "settings.md").read_text() if page is None else page
     names: set[str] = set()
-    for line in section.splitlines():
+    for line in page.splitlines():
         documented = line.split("|")[1] if line.startswith("|") else line
         names.update(re.findall(r"`([A-Z][A-Z0-9_]{3,})`", documented))
     return names
@@ -110,11 +110,10 @@ def test_env_variables_are_collected():
     assert env_variables(source) == {"A", "B"}
 
 
-def test_readme_names_come_from_its_settings_reference_section_only():
-    readme = ("## Setup\n`OTHER_NAME`\n\n## Settings reference\nProse names `ALPHA_ONE`.\n\n"
-              "| variable | default | what |\n|---|---|---|\n| `BETA_TWO`, `GAMMA` | `INFO` | `NOT_THIS` |\n"
-              "\n## Next\n`DELTA_FOUR`\n")
-    assert readme_settings_reference(readme) == {"ALPHA_ONE", "BETA_TWO", "GAMMA"}
+def test_documented_names_come_from_prose_and_the_first_column():
+    page = ("# Settings reference\nProse names `ALPHA_ONE`.\n\n"
+            "| variable | default | what |\n|---|---|---|\n| `BETA_TWO`, `GAMMA` | `INFO` | `NOT_THIS` |\n")
+    assert settings_page_names(page) == {"ALPHA_ONE", "BETA_TWO", "GAMMA"}
 
 
 # --- the repository ----------------------------------------------------------------------------------------
@@ -144,9 +143,9 @@ def test_env_helpers_are_called_only_where_settings_are_built():
 
 def test_settings_reference_lists_every_variable_and_no_other():
     read = set().union(*(env_variables(source) for _, source in _product_modules()))
-    documented = readme_settings_reference()
-    assert sorted(read - documented) == [], "add to README's Settings reference"
-    assert sorted(documented - read - HARNESS_VARIABLES) == [], "README's Settings reference names what nothing reads"
+    documented = settings_page_names()
+    assert sorted(read - documented) == [], "add to docs/settings.md"
+    assert sorted(documented - read - HARNESS_VARIABLES) == [], "docs/settings.md names what nothing reads"
 
 
 def declared_twice(source: str) -> set[str]:

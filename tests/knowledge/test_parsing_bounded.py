@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from benchmarks.knowledge import hostile_files as hostile
 from groundwork.task_queue import background_wait
-from knowledge.bench import hostile_files as hostile
 from knowledge.files import FileRefused, ParsedFile, file_parse, file_parse_isolated
 from knowledge.isolation import IsolatedError, ParseRefused, isolated_call, parse_budget
 from knowledge.models import Document, UploadBatch

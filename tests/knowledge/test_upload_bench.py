@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from knowledge.bench import accessibility
+from benchmarks.knowledge import accessibility
 from knowledge.models import Source
 from tests.browser import requires_browser
 
