@@ -209,7 +209,7 @@ def review_item_reject(*, authority: Authority, review_item_id: int) -> ReviewIt
         Claim.objects.filter(pk=claim.pk, recorded__upper_inf=True).update(
             recorded=Func(Lower("recorded"), Greatest(Value(now), Lower("recorded")), Value("[)"),
                           function="tstzrange", output_field=DateTimeRangeField()),
-            status=Claim.Status.CLOSED, needs_review=False,
+            status=Claim.Status.CLOSED, needs_review=False, refuted=True,
         )
         Claim.objects.filter(pk=claim.pk).update(needs_review=False)
         item.state = ReviewItem.State.DONE

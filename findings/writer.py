@@ -252,7 +252,7 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
     rows = [matching.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id,
                                   policy=c.policy, scope=c.fact.scope, perspective=c.fact.perspective,
                                   statement=c.fact.statement, embedding=c.embedding, valid_from=c.fact.valid_from,
-                                  valid_to=c.fact.valid_to)
+                                  valid_to=c.fact.valid_to, object_key=c.object_key)
             for c in batch if c.index not in hits]
     states = [matching.StateRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
                                 subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
@@ -383,6 +383,8 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
                      for f in j.candidate.evidence]
         result.count(j.verdict.kind.value)
     result.evidence += sql.evidence_insert(evidence)
+    sql.set_claims_widen([(int(j.verdict.target_claim_id), j.candidate.fact.valid_from) for j in judged
+                          if j.verdict.kind is VerdictKind.NOOP and j.candidate.policy == RelationType.Policy.SET])
     result.inserted += len(inserted)
     reviews = [ReviewItem(tenant_id=tenant_id, claim_id=new_ids[j.candidate.index], similar_claim_id=j.review_target,
                           similarity=j.review_similarity) for j in writes if j.review_similarity is not None]
