@@ -97,6 +97,10 @@ class AnswerOutput(serializers.Serializer):
         required=False, allow_blank=True,
         help_text="the version of the answerability judge that decided the answer (e.g. reader:2026-12); empty "
                   "when none did (small talk, a statement the retrieval gate decided)")
+    composer = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="the version of the rule set that composed the answer from evidence sentences (e.g. "
+                  "compose:2026-12); empty when a model wrote it, for a fixed reply, or an answer from the cache")
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")
@@ -125,7 +129,7 @@ def message_payload(authority, message, *, withdrawn: bool) -> dict:
     fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
     base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
             "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn,
-            "lexical_only": message.lexical_only, "judge": message.judge}
+            "lexical_only": message.lexical_only, "judge": message.judge, "composer": message.composer}
     if withdrawn:
         return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
                 "verification": {"status": "not_applicable"}}
