@@ -241,3 +241,27 @@ def test_a_refused_checkpoint_means_a_complete_listing(world, slack_source):
     run = sync(world, slack_source)
     assert run.status == "succeeded" and run.resumed_after == 0 and run.added == 4  # every record
     assert Connector.objects.get(source=slack_source).sync_checkpoint == {}
+
+
+@pytest.mark.django_db
+def test_a_source_changed_under_the_checkpoint_restarts_the_listing_and_loses_nothing(world, import_root,
+                                                                                     settings, monkeypatch):
+    settings.CONNECTORS_BATCH_SIZE = 1
+    source = _export_source(world, import_root, "jira_export", jira_export)
+    real_save = sync_module._checkpoint_save
+
+    def crash(connector, impl):
+        real_save(connector, impl)
+        raise _Crash("the worker died")
+
+    monkeypatch.setattr(sync_module, "_checkpoint_save", crash)
+    assert sync(world, source).status == "failed"
+    assert Connector.objects.get(source=source).sync_checkpoint["key"] == "file search-0.json"
+    monkeypatch.setattr(sync_module, "_checkpoint_save", real_save)
+    # A file sorted before the checkpoint's: its unit is no longer the first, so the listing starts over.
+    (import_root / "acme" / "jira_export" / "early.json").write_text(
+        (import_root / "acme" / "jira_export" / "search-3.json").read_text().replace("OPS-", "NEW-"))
+    run = sync(world, source)
+    assert run.status == "succeeded" and run.resumed_after == 0
+    keys = set(Document.objects.filter(source=source).values_list("external_id", flat=True))
+    assert {"ACME-1", "ACME-2", "ACME-3", "OPS-1", "NEW-1"} <= keys
