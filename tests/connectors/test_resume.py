@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.test import Client
+from django.urls import reverse
 
 from connectors import sync as sync_module
 from connectors.models import Connector, SyncRun
@@ -215,6 +217,17 @@ def test_every_kind_resumes_a_failed_run_from_its_checkpoint(kind, request, worl
     assert resumed.seen < clean.seen  # what the failed run committed was not listed again
     assert _state(source) == expected  # nothing lost, nothing different
     assert Connector.objects.get(source=source).sync_checkpoint == {}
+    # The admin reads it back in the API and on the run's page; another tenant's admin reads nothing.
+    admin = world.client(world.admin)
+    assert admin.get(reverse("api:sync-run", kwargs={"run_id": resumed.pk})).json()["resumed_after"] == \
+        stored["unit"]
+    assert admin.get(reverse("api:sync-run", kwargs={"run_id": clean.pk})).json()["resumed_after"] == 0
+    browser = Client()
+    browser.force_login(world.admin)
+    assert f"resumed after {stored['unit']} already-synced" in browser.get(
+        f"/t/acme/manage/connectors/runs/{resumed.pk}/").content.decode()
+    outsider = world.client(world.outsider, world.globex)
+    assert outsider.get(reverse("api:sync-run", kwargs={"run_id": resumed.pk})).status_code == 404
 
 
 # --- Validation: a checkpoint the connector did not write for these settings is not resumed from -----------
