@@ -181,8 +181,8 @@ def _slim_apply(impl, seen: set[str], protected_scopes: set[str], partial):
     slim = impl.slim_listing()
     if slim is None or slim.partial is EVERY_SCOPE:
         return EVERY_SCOPE
-    seen |= slim.ids
-    protected_scopes |= slim.scopes
+    seen.update(slim.ids)
+    protected_scopes.update(slim.scopes)
     return partial | slim.partial
 
 
