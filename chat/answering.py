@@ -354,6 +354,7 @@ def _record(authority: Authority, asked: Asked, retrieved: Retrieved, composed: 
         verify=bool(end.citations), lexical_only=lexical_only,
         context_document_ids=[*history.document_ids, *(follow_up.document_ids if follow_up else ())],
         judge=next((p.verdict.judge for d in done.decisions for p in d.parts if p.verdict and p.verdict.judge), ""),
+        composer=done.composer,
     )
     # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
     # restate earlier answers' records is not shared either (the cache re-checks only citations).
@@ -383,6 +384,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "verification": message.verification,
         "lexical_only": message.lexical_only,
         "judge": message.judge,
+        "composer": message.composer,
         "removed_labels": removed,
         "cached": cached,
         "withdrawn": False,  # just answered from what the caller reads now

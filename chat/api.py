@@ -109,6 +109,10 @@ class AnswerOutput(serializers.Serializer):
         required=False, allow_blank=True,
         help_text="the version of the answerability judge that decided the answer (e.g. reader:2026-12); empty "
                   "when none did (small talk, a statement the retrieval gate decided)")
+    composer = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="the version of the rule set that composed the answer from evidence sentences (e.g. "
+                  "compose:2026-12); empty when a model wrote it, for a fixed reply, or an answer from the cache")
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")
@@ -139,7 +143,8 @@ def message_payload(authority, message, *, withdrawn: bool, feedback: str | None
     fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
     base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
             "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn,
-            "lexical_only": message.lexical_only, "judge": message.judge, "feedback": feedback}
+            "lexical_only": message.lexical_only, "judge": message.judge, "feedback": feedback,
+            "composer": message.composer}
     if withdrawn:
         return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
                 "verification": {"status": "not_applicable"}}

@@ -68,7 +68,8 @@ class ConversationGone(Conversation.DoesNotExist):
 
 def answer_record(authority: Authority, *, conversation: Conversation, question: str, answer: str, outcome: str,
                   mode: str, corpus: str, citations: Sequence[dict], hint: dict | None, verify: bool,
-                  lexical_only: bool = False, context_document_ids: Sequence[int] = (), judge: str = "") -> Message:
+                  lexical_only: bool = False, context_document_ids: Sequence[int] = (), judge: str = "",
+                  composer: str = "") -> Message:
     """The question and its answer, atomically; the groundedness check is queued after commit.
     `context_document_ids`: the records behind the history the model was shown (see `conversation_history`).
     Raises ConversationGone when the conversation no longer exists."""
@@ -84,7 +85,7 @@ def answer_record(authority: Authority, *, conversation: Conversation, question:
             conversation=conversation, role=Message.Role.ASSISTANT, content=answer, outcome=outcome, mode=mode,
             corpus=corpus, citations=list(citations), hint=hint, principal_hash=authority.principal_hash,
             verification=verification, lexical_only=lexical_only,
-            context_document_ids=sorted(set(context_document_ids)), judge=judge,
+            context_document_ids=sorted(set(context_document_ids)), judge=judge, composer=composer,
         )
         if verify:
             enqueue_on_commit("chat.answer_verify", message.pk)

@@ -133,6 +133,8 @@ class EvidenceOutput(serializers.Serializer):
     quote = serializers.CharField()
     quote_start = serializers.IntegerField()
     quote_end = serializers.IntegerField()
+    extractor = serializers.CharField(help_text="the dated id of the extraction rule set or model that found this "
+                                                "quote (e.g. extract-patterns:2026-12); empty for older evidence")
     viewer_url = serializers.SerializerMethodField(
         help_text="The in-app record viewer at the quoted characters (`/t/<tenant>/documents/<id>/#chars=S-E`)")
 

@@ -206,6 +206,9 @@ class ClaimEvidence(models.Model):
     quote = models.TextField()
     quote_start = models.PositiveIntegerField()
     quote_end = models.PositiveIntegerField()
+    # The dated id of the extractor's rule set or model that found this quote ("extract-patterns:2026-12",
+    # "openai:<model>"); empty for evidence written before versions were kept, or by hand.
+    extractor = models.CharField(max_length=40, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -81,6 +81,7 @@ class FactInput:
     document_id: int
     perspective: str = ""
     scope: str = ""
+    extractor: str = ""  # the version of the extractor that proposed it, kept on its evidence
 
 
 @dataclass
@@ -379,7 +380,7 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
     evidence = []
     for j in judged:
         claim_id = int(j.verdict.target_claim_id) if j.verdict.kind is VerdictKind.NOOP else new_ids[j.candidate.index]
-        evidence += [(claim_id, f.document_id, f.chunk_id, f.quote, f.quote_start, f.quote_end)
+        evidence += [(claim_id, f.document_id, f.chunk_id, f.quote, f.quote_start, f.quote_end, f.extractor)
                      for f in j.candidate.evidence]
         result.count(j.verdict.kind.value)
     result.evidence += sql.evidence_insert(evidence)

@@ -359,10 +359,17 @@ def _fits(spec: RelationSpec, subject: _Span, obj: _Span | str) -> bool:
     return True
 
 
+# The id of this rule set: the phrasings' matching here, the field readers (fields.py) and the masking of what the
+# writer does not assert (unasserted.py). Give it a new date when a change alters what they extract, so evidence
+# found under the old rules stays told apart from the new (ClaimEvidence.extractor).
+PATTERNS_VERSION = "extract-patterns:2026-12"
+
+
 class PatternsExtractor:
     """See the module docstring. Stateless; one instance may serve every chunk."""
 
     name = "patterns"
+    version = PATTERNS_VERSION
 
     def extract(self, *, chunk_text: str, ontology: list[RelationSpec], context: dict[str, Any]) -> Extraction:
         entities: dict[str, ProposedEntity] = {}

@@ -216,22 +216,23 @@ def claims_insert(tenant_id: int, rows: Sequence[dict[str, Any]], *, at: datetim
 
 _EVIDENCE = sql.SQL(
     """
-    INSERT INTO {evidence} (claim_id, document_id, chunk_id, quote, quote_start, quote_end, created_at)
+    INSERT INTO {evidence} (claim_id, document_id, chunk_id, quote, quote_start, quote_end, extractor, created_at)
     SELECT * , now() FROM unnest(%(claim)s::bigint[], %(document)s::bigint[], %(chunk)s::bigint[], %(quote)s::text[],
-                                %(start)s::int[], %(end)s::int[])
+                                %(start)s::int[], %(end)s::int[], %(extractor)s::text[])
     ON CONFLICT (claim_id, chunk_id, quote_start) DO NOTHING
     """
 ).format(evidence=sql.Identifier("findings_claim_evidence"))
 
 
-def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int]]) -> int:
-    """(claim, document, chunk, quote, start, end) rows; a repeat of the same quote in the same chunk is a no-op."""
+def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int, str]]) -> int:
+    """(claim, document, chunk, quote, start, end, extractor version) rows; a repeat of the same quote in the same
+    chunk is a no-op (it keeps the version that found it first)."""
     if not rows:
         return 0
-    claim, document, chunk, quote, start, end = (list(column) for column in zip(*rows, strict=True))
+    claim, document, chunk, quote, start, end, extractor = (list(column) for column in zip(*rows, strict=True))
     with connection.cursor() as cursor:
         cursor.execute(_EVIDENCE, {"claim": claim, "document": document, "chunk": chunk, "quote": quote,
-                                   "start": start, "end": end})
+                                   "start": start, "end": end, "extractor": extractor})
         return cursor.rowcount
 
 
