@@ -8,10 +8,11 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve serve-prod migrate seed test layers lint worker bench clean-db help browser train-reader
+.PHONY: venv run dev serve serve-prod migrate seed test layers lint worker bench clean-db help browser train-reader
 
 help:
-	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT)"
+	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT) (DEBUG off)"
+	@echo "make dev    - the same with Django's debug pages on (DJANGO_DEBUG=1): for working on the code"
 	@echo "make serve-prod - the production server (gunicorn, bounded connection pools) on http://$(HOST):$(PORT)"
 	@echo "make test   - install, check the import layers, run the whole test suite"
 	@echo "make layers - the import contracts (pyproject.toml [tool.importlinter]): apps import only apps below them"
@@ -32,11 +33,17 @@ venv: $(STAMP)
 migrate: venv
 	$(BIN)/python manage.py migrate --noinput
 
+# The seed's banner names the address `run` and `dev` serve (HOST, PORT), not a fixed one.
 seed: migrate
-	$(BIN)/python manage.py demo_seed
+	$(BIN)/python manage.py demo_seed --url http://$(HOST):$(PORT)
 
+# DEBUG off unless DJANGO_DEBUG says otherwise: a 404 shows our page, not the URL patterns, and errors no traceback.
+# Static files still come from the apps' folders (WhiteNoise with finders, settings). `make dev` is the debug server.
 run: seed
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+dev: seed
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-1} $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 serve: venv
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)

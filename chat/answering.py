@@ -22,6 +22,7 @@ from django.conf import settings
 
 from chat.answerability.judge import judge_version
 from chat.cache import QuestionKey, answer_cache_get, answer_cache_put, question_key
+from chat.citation_spans import cited_spans
 from chat.citations import all_citations, citations_for, relabel_by_first_use
 from chat.current_facts import StateFacts, current_facts
 from chat.decision import Decision, PartDecision, decide_question
@@ -59,8 +60,16 @@ def answer_html(answer: str, label_map: dict[str, Evidence]) -> str:
 
 
 def _citation_dicts(authority: Authority, label_map: dict[str, Evidence], text: str | None = None) -> list[dict]:
-    citations = all_citations(label_map) if text is None else citations_for(text, label_map)
-    return citations_present(authority, [c.as_dict() for c in citations])
+    """Citations as stored and sent. With the answer's `text`: only those it uses, each with `cited_start` /
+    `cited_end`, the sentences it rests on (chat.citation_spans), which the viewer link highlights."""
+    if text is None:
+        return citations_present(authority, [c.as_dict() for c in all_citations(label_map)])
+    spans = cited_spans(text, label_map)
+    dicts = []
+    for citation in citations_for(text, label_map):
+        start, end = spans.get(citation.label, (citation.start, citation.end))
+        dicts.append({**citation.as_dict(), "cited_start": start, "cited_end": end})
+    return citations_present(authority, dicts)
 
 
 @dataclass(frozen=True)
@@ -345,6 +354,7 @@ def _record(authority: Authority, asked: Asked, retrieved: Retrieved, composed: 
         verify=bool(end.citations), lexical_only=lexical_only,
         context_document_ids=[*history.document_ids, *(follow_up.document_ids if follow_up else ())],
         judge=next((p.verdict.judge for d in done.decisions for p in d.parts if p.verdict and p.verdict.judge), ""),
+        composer=done.composer,
     )
     # Not cached: a full-text-only answer must not outlive the embedder outage that made it; an answer that may
     # restate earlier answers' records is not shared either (the cache re-checks only citations).
@@ -374,6 +384,7 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "verification": message.verification,
         "lexical_only": message.lexical_only,
         "judge": message.judge,
+        "composer": message.composer,
         "removed_labels": removed,
         "cached": cached,
         "withdrawn": False,  # just answered from what the caller reads now

@@ -9,7 +9,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
@@ -18,18 +18,26 @@ from chat.selectors import (
     WITHDRAWN_TEXT,
     access_request_payload,
     access_requests_for,
+    answers_marked_unhelpful,
     answers_withdrawn,
     citations_present,
     conversation_access,
     conversation_messages,
-    conversations_for,
+    conversations_search,
+    feedback_of,
     gap_events_by_frequency,
     message_access,
 )
 from chat.services import (
+    FEEDBACK_REASON_MAX,
+    TITLE_MAX,
     AccessRequestRefused,
     ConversationGone,
+    ConversationInvalid,
     access_request_create,
+    answer_feedback_set,
+    conversation_delete,
+    conversation_rename,
     conversation_start,
     evidence_from_citation,
 )
@@ -61,7 +69,11 @@ class CitationOutput(serializers.Serializer):
     fragment = serializers.CharField()
     start = serializers.IntegerField()
     end = serializers.IntegerField()
-    viewer_url = serializers.CharField(help_text="the in-app record viewer at this fragment (primary link)")
+    cited_start = serializers.IntegerField(required=False, help_text=(
+        "where the sentence(s) the answer rests on begin in the record (within start-end); the viewer link "
+        "highlights cited_start-cited_end"))
+    cited_end = serializers.IntegerField(required=False, help_text="where those sentences end")
+    viewer_url = serializers.CharField(help_text="the in-app record viewer at the cited sentence(s) (primary link)")
     location = serializers.CharField(help_text='where the fragment sits, e.g. "page 3"; empty when unknown')
     fragment_html = serializers.CharField(help_text="the fragment as sanitised HTML")
 
@@ -97,6 +109,10 @@ class AnswerOutput(serializers.Serializer):
         required=False, allow_blank=True,
         help_text="the version of the answerability judge that decided the answer (e.g. reader:2026-12); empty "
                   "when none did (small talk, a statement the retrieval gate decided)")
+    composer = serializers.CharField(
+        required=False, allow_blank=True,
+        help_text="the version of the rule set that composed the answer from evidence sentences (e.g. "
+                  "compose:2026-12); empty when a model wrote it, for a fixed reply, or an answer from the cache")
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")
@@ -104,6 +120,8 @@ class AnswerOutput(serializers.Serializer):
                                            help_text="labels the model wrote that cite nothing retrieved (dropped)")
     cached = serializers.BooleanField(required=False, help_text="served from the answer cache")
     error = serializers.CharField(required=False, help_text="why the model could not answer, when it could not")
+    feedback = serializers.ChoiceField(choices=["up", "down"], allow_null=True, required=False,
+                                       help_text="the caller's own thumbs up or down on this answer, if any")
 
 
 # The stream, event by event (the OpenAPI 3.2 / schemathesis reading of a text/event-stream schema): `sources`
@@ -119,13 +137,14 @@ ANSWER_STREAM_EVENT = sse_event_schema(("sources", "token", "final", "error"), {
 ]})
 
 
-def message_payload(authority, message, *, withdrawn: bool) -> dict:
+def message_payload(authority, message, *, withdrawn: bool, feedback: str | None = None) -> dict:
     """A stored answer as the caller may see it now. `withdrawn` comes from `answers_withdrawn` (computed once
     for every message shown): a withdrawn answer keeps nothing of what it said or quoted — not the text, the
     fragments, nor the verification's claims — only the notice, its outcome and its content-free hint."""
     base = {"message_id": message.pk, "conversation_id": message.conversation_id, "outcome": message.outcome,
             "mode": message.mode, "corpus": message.corpus, "hint": message.hint, "withdrawn": withdrawn,
-            "lexical_only": message.lexical_only, "judge": message.judge}
+            "lexical_only": message.lexical_only, "judge": message.judge, "feedback": feedback,
+            "composer": message.composer}
     if withdrawn:
         return {**base, "answer": WITHDRAWN_TEXT, "html": answer_html(WITHDRAWN_TEXT, {}), "citations": [],
                 "verification": {"status": "not_applicable"}}
@@ -208,7 +227,36 @@ class AnswerDetailApi(AuthorityAPIView):
     def get(self, request, message_id: int, **kwargs):
         message = found(message_access(self.authority, message_id))
         withdrawn = message.pk in answers_withdrawn(self.authority, [message])
-        return Response(message_payload(self.authority, message, withdrawn=withdrawn))
+        return Response(message_payload(self.authority, message, withdrawn=withdrawn,
+                                        feedback=feedback_of([message]).get(message.pk)))
+
+
+class AnswerFeedbackInput(serializers.Serializer):
+    rating = serializers.ChoiceField(choices=["up", "down"], help_text="thumbs up or down")
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=FEEDBACK_REASON_MAX,
+                                   help_text="optional: what was wrong (or right) with the answer")
+
+
+class AnswerFeedbackOutput(serializers.Serializer):
+    message_id = serializers.IntegerField()
+    rating = serializers.ChoiceField(choices=["up", "down"])
+    reason = serializers.CharField(allow_blank=True)
+
+
+class AnswerFeedbackApi(AuthorityAPIView):
+    @extend_schema(summary="Rate an answer",
+                   description=("Thumbs up or down on one of the caller's own answers, with an optional reason; a "
+                                "second rating replaces the first. Downs appear on the tenant admins' gaps page "
+                                "(and GET /gaps/unhelpful-answers) beside the refused questions. Anyone else's "
+                                "answer answers 404."),
+                   request=AnswerFeedbackInput, responses={200: AnswerFeedbackOutput})
+    def post(self, request, message_id: int, **kwargs):
+        message = found(message_access(self.authority, message_id))  # the id first, as everywhere
+        data = AnswerFeedbackInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        feedback = answer_feedback_set(self.authority, message=message, rating=data.validated_data["rating"],
+                                       reason=data.validated_data["reason"])
+        return Response({"message_id": message.pk, "rating": feedback.rating, "reason": feedback.reason})
 
 
 class ConversationOutput(serializers.Serializer):
@@ -220,10 +268,12 @@ class ConversationOutput(serializers.Serializer):
 class ConversationListApi(AuthorityAPIView):
     @extend_schema(summary="My conversations",
                    description=("The caller's own conversations in this tenant, newest first (at most 100): id, "
-                                "title and start time. Nobody sees another person's conversations."),
+                                "title and start time. Nobody sees another person's conversations. `q` keeps those "
+                                "whose title or one of whose questions contains it (case-insensitive)."),
+                   parameters=[OpenApiParameter("q", str, description="words in the title or a question")],
                    responses={200: ConversationOutput(many=True)})
     def get(self, request, **kwargs):
-        rows = conversations_for(self.authority)[:100]
+        rows = conversations_search(self.authority, request.query_params.get("q", "")[:200])[:100]
         return Response(ConversationOutput(rows, many=True).data)
 
 
@@ -244,6 +294,12 @@ class ConversationMessageOutput(serializers.Serializer):
     withdrawn = serializers.BooleanField(required=False, help_text="see the answer's `withdrawn`")
 
 
+class ConversationRenameInput(serializers.Serializer):
+    # Length and blankness are the service's to judge (conversation_rename), after whitespace is folded.
+    title = serializers.CharField(allow_blank=True, trim_whitespace=False,
+                                  help_text=f"the new title (1 to {TITLE_MAX} characters once whitespace is folded)")
+
+
 class ConversationDetailOutput(ConversationOutput):
     messages = ConversationMessageOutput(many=True)
 
@@ -259,14 +315,38 @@ class ConversationDetailApi(AuthorityAPIView):
         conversation = found(conversation_access(self.authority, conversation_id))
         rows = list(conversation_messages(conversation))
         withdrawn = answers_withdrawn(self.authority, rows)
+        feedback = feedback_of(rows)
         messages = []
         for message in rows:
             if message.role == "user":
                 messages.append({"role": "user", "content": message.content})
             else:
                 messages.append({"role": "assistant",
-                                 **message_payload(self.authority, message, withdrawn=message.pk in withdrawn)})
+                                 **message_payload(self.authority, message, withdrawn=message.pk in withdrawn,
+                                                   feedback=feedback.get(message.pk))})
         return Response({**ConversationOutput(conversation).data, "messages": messages})
+
+    @extend_schema(summary="Rename one of my conversations", request=ConversationRenameInput,
+                   description="A new title (1 to 200 characters, whitespace folded). Someone else's: 404.",
+                   responses={200: ConversationOutput})
+    def patch(self, request, conversation_id: int, **kwargs):
+        # The id first: a missing or someone else's conversation is 404 whatever the body says (refusal rule).
+        conversation = found(conversation_access(self.authority, conversation_id))
+        data = ConversationRenameInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            conversation_rename(self.authority, conversation=conversation, title=data.validated_data["title"])
+        except ConversationInvalid as invalid:
+            raise ValidationError({"title": [str(invalid)]}) from invalid
+        return Response(ConversationOutput(conversation).data)
+
+    @extend_schema(summary="Delete one of my conversations",
+                   description="Deletes it with its questions, answers and their ratings. Someone else's: 404.",
+                   responses={204: None})
+    def delete(self, request, conversation_id: int, **kwargs):
+        conversation = found(conversation_access(self.authority, conversation_id))
+        conversation_delete(self.authority, conversation=conversation)
+        return Response(status=204)
 
 
 class GapEventOutput(serializers.Serializer):
@@ -287,6 +367,24 @@ class GapEventListApi(AuthorityAPIView):
                    responses={200: GapEventOutput(many=True)})
     def get(self, request, **kwargs):
         return Response(GapEventOutput(gap_events_by_frequency(self.authority)[:200], many=True).data)
+
+
+class UnhelpfulAnswerOutput(serializers.Serializer):
+    canonical = serializers.CharField(allow_blank=True)
+    example = serializers.CharField(allow_blank=True, help_text="one wording of the question")
+    count = serializers.IntegerField(help_text="thumbs down on answers to it")
+    last_seen = serializers.DateTimeField()
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="the reasons given (distinct)")
+
+
+class UnhelpfulAnswerListApi(AuthorityAPIView):
+    @role_required("admin")
+    @extend_schema(summary="Answers marked unhelpful, by frequency",
+                   description=("Questions whose answers readers marked thumbs down, grouped like the refused "
+                                "questions, most frequent first, with the reasons given."),
+                   responses={200: UnhelpfulAnswerOutput(many=True)})
+    def get(self, request, **kwargs):
+        return Response(UnhelpfulAnswerOutput(answers_marked_unhelpful(self.authority)[:200], many=True).data)
 
 
 class AccessRequestOutput(serializers.Serializer):

@@ -34,7 +34,7 @@ from chat.state_questions import (
     led_unit_roles,
 )
 from findings.models import Claim
-from findings.selectors import ClaimFilters, claims_list, entities_list, readable_evidence
+from findings.selectors import ClaimFilters, claim_standing, claims_list, entities_list, readable_evidence
 from groundwork.authority import Authority
 
 # How each predicate reads in an answer: (now, then). {s} subject, {o} object.
@@ -240,12 +240,10 @@ def _state_claims(authority: Authority, predicates: list[str], entities: Mapping
 
 def _standing(claim: Claim) -> bool:
     """A version of a state: current as the caller sees it, or closed because a visible claim replaced it —
-    a revision cuts its valid range where the successor starts. A refuted claim is closed with its valid range
-    left open (findings.sql claims_revise: it was never true), and one closed without a successor had its
-    records deleted: neither ever held."""
-    if claim.recorded.upper is None:
-        return True
-    return claim.superseded_by_id is not None and claim.valid.upper is not None
+    a revision cuts its valid range where the successor starts. A refuted claim (it was never true) and one closed
+    without a successor (its records were deleted) never held. The same rule as the findings API's `valid_at`
+    (findings.selectors.claim_standing), so an answer and the Findings page agree."""
+    return claim_standing(claim)
 
 
 def current_facts(authority: Authority, question: str, *, now: datetime | None = None) -> StateFacts | None:

@@ -26,7 +26,12 @@ from chat.answerability.lists import asks_for_several, heading_over, list_block
 from chat.evidence import Labelled
 from chat.terms import asked_attribute, key_terms, stem, term_set, without_final_e, words
 
-__all__ = ["ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
+__all__ = ["COMPOSE_VERSION", "ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
+
+# The id of this composition rule set: the scores and bonuses here and the floors of chat/providers/extractive.py.
+# Give it a new date when a change alters which sentences an answer is made of: every answer stores the id it was
+# composed under (Message.composer), and the answer cache keys on it, so old and new answers stay told apart.
+COMPOSE_VERSION = "compose:2026-12"
 
 # Rank bonus for the best-ranked evidence, decaying with rank. The fused rank (full text and vectors over the
 # whole chunk) knows better which record is about the question than one sentence's share of its words: on

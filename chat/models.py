@@ -74,6 +74,9 @@ class Message(models.Model):
     # The version id of the answerability judge that decided the answer ("reader:2026-12", "rules:2026-12"; empty
     # when none did: small talk, a statement, an answer from the cache of an older row).
     judge = models.CharField(max_length=40, blank=True, default="", db_default="")
+    # The version id of the rule set that composed the answer from evidence sentences ("compose:2026-12"; empty
+    # when a model wrote it, for a fixed reply, or an answer served from the cache).
+    composer = models.CharField(max_length=40, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -182,3 +185,32 @@ class AccessRequest(models.Model):
 
     def __str__(self) -> str:
         return f"access request {self.pk} ({self.status})"
+
+
+class AnswerFeedback(models.Model):
+    """A reader's thumbs up or down on one of their answers, with an optional reason. One per answer (a second
+    vote replaces the first). Downs feed the admins' gaps page beside the refusals: an answer given but judged
+    unhelpful is a gap too. `question` and `canonical` are copied at vote time so the page groups rephrasings
+    without re-reading the conversation."""
+
+    class Rating(models.TextChoices):
+        UP = "up"
+        DOWN = "down"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="feedback")
+    rating = models.CharField(max_length=4, choices=Rating.choices)
+    reason = models.CharField(max_length=1000, blank=True, default="")
+    question = models.TextField(blank=True, default="")
+    canonical = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(rating__in=["up", "down"]), name="chat_feedback_rating_valid"),
+        ]
+        indexes = [models.Index(fields=["tenant", "rating", "-updated_at"], name="chat_feedback_tenant_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.rating} on message {self.message_id}"

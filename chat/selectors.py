@@ -7,10 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Q, QuerySet
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from chat.models import AccessRequest, Conversation, GapEvent, Message
+from chat.citation_spans import span_location
+from chat.models import AccessRequest, AnswerFeedback, Conversation, GapEvent, Message
 from chat.rendering import render_fragment_html
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks, readable_documents
@@ -26,6 +28,18 @@ def _owner_q(authority: Authority, prefix: str = "") -> Q:
 
 def conversations_for(authority: Authority) -> QuerySet[Conversation]:
     return Conversation.objects.filter(_owner_q(authority)).order_by("-created_at", "-pk")
+
+
+def conversations_search(authority: Authority, text: str) -> QuerySet[Conversation]:
+    """The caller's conversations whose title or one of whose questions contains `text` (case-insensitive).
+    Questions only, not answers: an answer may quote a record the caller can no longer read (see
+    `answers_withdrawn`), and a search hit on its words would tell them what it said."""
+    text = " ".join(text.split())
+    qs = conversations_for(authority)
+    if not text:
+        return qs
+    asked = Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.USER, content__icontains=text)
+    return qs.filter(Q(title__icontains=text) | Exists(asked))
 
 
 def conversation_access(authority: Authority, conversation_id: int) -> Conversation | None:
@@ -99,6 +113,25 @@ def gap_events_by_frequency(authority: Authority) -> QuerySet[GapEvent]:
     return GapEvent.objects.filter(tenant_id=authority.tenant_id).order_by("-count", "-last_seen")
 
 
+def answers_marked_unhelpful(authority: Authority) -> QuerySet:
+    """"Interview next", from the other side: answers the tenant's readers marked unhelpful (thumbs down),
+    grouped by canonical question, most often first, with the reasons they gave. Rows: canonical, example,
+    count, last_seen, reasons."""
+    return (AnswerFeedback.objects.filter(tenant_id=authority.tenant_id, rating=AnswerFeedback.Rating.DOWN)
+            .values("canonical")
+            .annotate(count=Count("pk"), last_seen=Max("updated_at"), example=Min("question"),
+                      reasons=ArrayAgg("reason", filter=~Q(reason=""), distinct=True, default=[]))
+            .order_by("-count", "-last_seen"))
+
+
+def feedback_of(messages: Iterable[Message]) -> dict[int, str]:
+    """{message id: "up" | "down"} for the answers among `messages` the caller has rated (one query)."""
+    ids = [m.pk for m in messages if m.role == Message.Role.ASSISTANT]
+    if not ids:
+        return {}
+    return dict(AnswerFeedback.objects.filter(message_id__in=ids).values_list("message_id", "rating"))
+
+
 def hints_recently_given(authority: Authority, *, hours: int = 1) -> int:
     """How many hidden-record hints the caller's own answers carried in the last `hours` (the hint rate limit)."""
     since = timezone.now() - timedelta(hours=hours)
@@ -107,17 +140,25 @@ def hints_recently_given(authority: Authority, *, hours: int = 1) -> int:
 
 
 def citations_present(authority: Authority, citations: list[dict]) -> list[dict]:
-    """Citations as clients show them: each with the in-app viewer link to its fragment (`viewer_url`), the
+    """Citations as clients show them: each with the in-app viewer link to the sentences it rests on
+    (`cited_start`-`cited_end`, else its whole fragment) (`viewer_url`), the
     chunk's `location` ("page 3") and the fragment as sanitised HTML (`fragment_html`). Fields a stored
     citation already has are kept; locations come from chunks the caller can read (one query)."""
     missing = [c["chunk_id"] for c in citations if "location" not in c]
     locations = (dict(readable_chunks(authority).filter(pk__in=missing).values_list("pk", "location"))
                  if missing else {})
+    # A citation narrowed to its sentences (`cited_start`, chat.citation_spans) names their own page when the
+    # record kept its page segments: one more query, for those citations only.
+    narrowed = {c["document_id"] for c in citations if "location" not in c and "cited_start" in c}
+    segments = (dict(readable_documents(authority).filter(pk__in=narrowed, metadata__has_key="segments")
+                     .values_list("pk", "metadata__segments")) if narrowed else {})
     out = []
     for citation in citations:
         item = dict(citation)
-        item.setdefault("viewer_url", document_viewer_url(authority.tenant_slug, item["document_id"],
-                                                          item.get("start"), item.get("end")))
+        start, end = item.get("cited_start", item.get("start")), item.get("cited_end", item.get("end"))
+        item.setdefault("viewer_url", document_viewer_url(authority.tenant_slug, item["document_id"], start, end))
+        if "location" not in item and "cited_start" in item and segments.get(item["document_id"]):
+            item["location"] = span_location(start, end, segments[item["document_id"]])
         item.setdefault("location", locations.get(item["chunk_id"], ""))
         item.setdefault("fragment_html", render_fragment_html(item.get("fragment", "")))
         out.append(item)

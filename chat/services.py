@@ -17,7 +17,7 @@ from chat.evidence import Evidence
 from chat.gate import GapKind, gap_canonical
 from chat.groundedness import Reading, Verification, check_claims
 from chat.hints import hidden_document_ids
-from chat.models import AccessRequest, Conversation, GapEvent, Message
+from chat.models import AccessRequest, AnswerFeedback, Conversation, GapEvent, Message
 from groundwork.authority import Authority
 from groundwork.models import Membership
 from groundwork.task_queue import enqueue_on_commit
@@ -35,13 +35,39 @@ def conversation_start(authority: Authority, *, title: str) -> Conversation:
                                        title=title)
 
 
+class ConversationInvalid(ValueError):
+    """A rename the caller must correct (the message says how)."""
+
+
+TITLE_MAX = 200
+
+
+def conversation_rename(authority: Authority, *, conversation: Conversation, title: str) -> Conversation:
+    """`conversation` (from `conversation_access`: the caller's own) under a new title, whitespace folded."""
+    title = " ".join(title.split())
+    if not title:
+        raise ConversationInvalid("A conversation needs a title.")
+    if len(title) > TITLE_MAX:
+        raise ConversationInvalid(f"A title has at most {TITLE_MAX} characters.")
+    conversation.title = title
+    conversation.save(update_fields=["title"])
+    return conversation
+
+
+def conversation_delete(authority: Authority, *, conversation: Conversation) -> None:
+    """Deletes `conversation` (the caller's own) with its messages and their feedback. An answer being written
+    into it meanwhile is refused at commit (`answer_record` raises ConversationGone), not half-kept."""
+    Conversation.objects.filter(pk=conversation.pk, tenant_id=authority.tenant_id).delete()
+
+
 class ConversationGone(Conversation.DoesNotExist):
     """The conversation was deleted (by an operator, or with its user) while its answer was being written."""
 
 
 def answer_record(authority: Authority, *, conversation: Conversation, question: str, answer: str, outcome: str,
                   mode: str, corpus: str, citations: Sequence[dict], hint: dict | None, verify: bool,
-                  lexical_only: bool = False, context_document_ids: Sequence[int] = (), judge: str = "") -> Message:
+                  lexical_only: bool = False, context_document_ids: Sequence[int] = (), judge: str = "",
+                  composer: str = "") -> Message:
     """The question and its answer, atomically; the groundedness check is queued after commit.
     `context_document_ids`: the records behind the history the model was shown (see `conversation_history`).
     Raises ConversationGone when the conversation no longer exists."""
@@ -57,7 +83,7 @@ def answer_record(authority: Authority, *, conversation: Conversation, question:
             conversation=conversation, role=Message.Role.ASSISTANT, content=answer, outcome=outcome, mode=mode,
             corpus=corpus, citations=list(citations), hint=hint, principal_hash=authority.principal_hash,
             verification=verification, lexical_only=lexical_only,
-            context_document_ids=sorted(set(context_document_ids)), judge=judge,
+            context_document_ids=sorted(set(context_document_ids)), judge=judge, composer=composer,
         )
         if verify:
             enqueue_on_commit("chat.answer_verify", message.pk)
@@ -77,6 +103,24 @@ def gap_event_record(authority: Authority, *, kind: GapKind, question: str, caus
                                     example=question[:2000], cause=cause[:64], first_seen=now, last_seen=now)
     except IntegrityError:  # a concurrent refusal created it first
         scope.update(count=F("count") + 1, last_seen=now, cause=cause[:64])
+
+
+FEEDBACK_REASON_MAX = 1000
+
+
+def answer_feedback_set(authority: Authority, *, message: Message, rating: str, reason: str = "") -> AnswerFeedback:
+    """The caller's thumbs up or down on `message` (from `message_access`: an answer of their own), replacing an
+    earlier vote. A down counts on the admins' gaps page under its question's canonical form, like a refusal."""
+    if rating not in AnswerFeedback.Rating.values:
+        raise ValueError(f"rating must be one of {AnswerFeedback.Rating.values}")
+    reason = reason.strip()[:FEEDBACK_REASON_MAX]
+    question = _question_of(message)
+    canonical = (gap_canonical(question)[:500] or question.strip().lower()[:500]) if question else ""
+    feedback, _ = AnswerFeedback.objects.update_or_create(
+        message=message,
+        defaults={"tenant_id": authority.tenant_id, "rating": rating, "reason": reason, "question": question[:2000],
+                  "canonical": canonical})
+    return feedback
 
 
 def evidence_from_citation(citation: dict) -> Evidence:

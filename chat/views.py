@@ -5,7 +5,6 @@ access requests (grant / decline) and refused questions by frequency."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST
@@ -15,11 +14,19 @@ from chat.selectors import (
     access_request_access,
     access_request_payload,
     access_requests_for,
+    answers_marked_unhelpful,
     conversation_access,
-    conversations_for,
+    conversations_search,
     gap_events_by_frequency,
 )
-from chat.services import AccessRequestRefused, access_request_resolve
+from chat.services import (
+    AccessRequestRefused,
+    ConversationInvalid,
+    access_request_resolve,
+    conversation_delete,
+    conversation_rename,
+)
+from chat.suggestions import question_suggestions
 from groundwork.authority import Authority
 from groundwork.page_access import page_found, tenant_page
 from knowledge.access import tenant_has_corpus
@@ -29,14 +36,45 @@ from knowledge.access import tenant_has_corpus
 @tenant_page()
 @ensure_csrf_cookie
 def chat_page(request, authority: Authority, conversation_id: int | None = None):
-    if conversation_id is not None and conversation_access(authority, conversation_id) is None:
-        raise Http404
+    conversation = None
+    if conversation_id is not None:
+        conversation = page_found(conversation_access(authority, conversation_id))
+    search = " ".join(request.GET.get("q", "").split())[:200]
+    corpus_empty = not tenant_has_corpus(authority)
     return render(request, "chat/chat.html", {
         "tenant_slug": authority.tenant_slug,
-        "conversations": conversations_for(authority)[:50],
+        "conversations": conversations_search(authority, search)[:50],
+        "search": search,
+        "conversation": conversation,
         "conversation_id": conversation_id or "",
-        "corpus_empty": not tenant_has_corpus(authority),
+        "corpus_empty": corpus_empty,
+        # Only on an empty Ask page: an open conversation has its own thread to go on from.
+        "suggestions": [] if conversation is not None or corpus_empty else question_suggestions(authority),
     })
+
+
+@with_csp
+@tenant_page()
+@require_POST
+def conversation_rename_page(request, authority: Authority, conversation_id: int):
+    conversation = page_found(conversation_access(authority, conversation_id))
+    try:
+        conversation_rename(authority, conversation=conversation, title=request.POST.get("title", ""))
+    except ConversationInvalid as invalid:
+        messages.error(request, str(invalid))
+    else:
+        messages.success(request, "Conversation renamed.")
+    return redirect("pages:chat-conversation", tenant_slug=authority.tenant_slug, conversation_id=conversation.pk)
+
+
+@with_csp
+@tenant_page()
+@require_POST
+def conversation_delete_page(request, authority: Authority, conversation_id: int):
+    conversation = page_found(conversation_access(authority, conversation_id))
+    conversation_delete(authority, conversation=conversation)
+    messages.success(request, f"Deleted the conversation “{conversation.title}”.")
+    return redirect("pages:chat", tenant_slug=authority.tenant_slug)
 
 
 @with_csp
@@ -81,4 +119,5 @@ def gaps_page(request, authority: Authority):
     return render(request, "chat/gaps.html", {
         "tenant_slug": authority.tenant_slug,
         "gaps": gap_events_by_frequency(authority)[:200],
+        "unhelpful": answers_marked_unhelpful(authority)[:200],
     })

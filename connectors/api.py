@@ -51,6 +51,9 @@ class SyncRunSerializer(serializers.Serializer):
     unchanged = serializers.IntegerField(read_only=True)
     failed = serializers.IntegerField(read_only=True)
     waited_s = serializers.FloatField(read_only=True, help_text="Seconds the source's rate limits held the run back.")
+    resumed_after = serializers.IntegerField(
+        read_only=True, help_text="Units of the listing (files, channels, issues) an interrupted earlier run had "
+                                  "committed, which this run skipped without fetching; 0: it listed from the start.")
     errors = serializers.JSONField(read_only=True)
     message = serializers.CharField(read_only=True)
 

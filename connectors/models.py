@@ -38,6 +38,10 @@ class Connector(models.Model):
     # through its listing; cleared (or on a change of kind or settings), the next content run reads everything.
     # Slack: {"channels": {channel id: newest ts}}; Confluence Cloud, GitHub: {"since": …, "full_at": …}.
     sync_state = models.JSONField(default=dict, blank=True, editable=False)
+    # Where the content run in progress stood after its last committed batch (connectors.sources.base.Checkpoint):
+    # written after each batch, cleared when a content run finishes its listing, so a killed or failed run's
+    # successor resumes there instead of reading everything again. {}: none.
+    sync_checkpoint = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -89,6 +93,9 @@ class SyncRun(models.Model):
     failed = models.PositiveIntegerField(default=0)
     # Seconds the source held the run back (a live API's rate limits: Retry-After, X-RateLimit-Reset waits).
     waited_s = models.FloatField(default=0)
+    # Units of the listing (files, channels, issues) an earlier run had committed and this one resumed after,
+    # skipping them without fetching; 0: the run listed from the beginning.
+    resumed_after = models.PositiveIntegerField(default=0)
     # [{"item": external id or file, "reason": "..."}], at most CONNECTORS_MAX_RUN_ERRORS of them.
     errors = models.JSONField(default=list, blank=True)
     message = models.TextField(blank=True, default="")  # why a run failed as a whole

@@ -215,7 +215,8 @@ def connector_configure(*, authority: Authority, source: Source, kind: str = KEE
         new_settings = connector_settings_clean(new_kind, connector.settings if settings is KEEP else settings,
                                                 resolve=settings is not KEEP)
         if new_kind != connector.kind or new_settings != connector.settings:
-            connector.sync_state = {}  # another place or way to read: the next content run reads everything
+            # Another place or way to read: the next content run reads everything, from the beginning.
+            connector.sync_state, connector.sync_checkpoint = {}, {}
         connector.settings = new_settings
         connector.kind = new_kind
         if credentials is not KEEP:

@@ -8,6 +8,11 @@ is retried item by item so only the bad item is lost. A source that cannot be re
 the run before any deletion: existing documents are never taken away because a listing was incomplete.
 Scopes the connector listed only in part (`partial_scopes()`) keep their unseen documents, and an incremental
 listing (EVERY_SCOPE) deletes nothing.
+
+Resuming: after each committed batch (or as many unchanged items) the connector's checkpoint is stored on the
+connector, so a run that is killed or fails resumes where the last batch ended (connectors.sources.base). A resumed
+run saw only the rest of the listing: its deletions come from the connector's slim listing of ids, or wait for the
+next complete run when the kind has none.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from .models import Connector, SyncRun
 from .services import import_root
 from .sources import ConnectorError, RecordError, connector_for
 from .sources.base import EVERY_SCOPE, SCOPE_KEY
+from .sources.checkpoint import CheckpointInvalid
 from .sql import source_lock_release, source_lock_try
 
 logger = logging.getLogger(__name__)
@@ -101,6 +107,18 @@ def _ingest(authority, source, batch: list[DocumentInput], tally: Tally) -> None
         tally.add(_STATUS[result.status])
 
 
+def _checkpoint_save(connector: Connector, impl) -> None:
+    """What is behind the listing's position is committed: a successor run resumes there."""
+    Connector.objects.filter(pk=connector.pk).update(sync_checkpoint=impl.checkpoint().as_json())
+
+
+def _resume(run: SyncRun, connector: Connector, impl) -> None:
+    try:
+        impl.resume(connector.sync_checkpoint)
+    except CheckpointInvalid as exc:  # another version or settings: read everything again, lose nothing
+        logger.info("sync run %s: checkpoint not used (%s)", run.pk, exc)
+
+
 def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tally) -> None:
     source = connector.source
     stored = dict(Document.objects.filter(source=source, metadata__has_key=HASH_KEY)
@@ -108,40 +126,64 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
     seen: set[str] = set()
     protected_scopes: set[str] = set()
     batch: list[DocumentInput] = []
-    for item in impl.records():
+    since_checkpoint = 0
+    _resume(run, connector, impl)
+    for item in impl.listing():
         tally.add("seen")
+        since_checkpoint += 1
         if isinstance(item, RecordError):
             tally.fail(item.item, item.reason)
             seen.update([item.external_id] if item.external_id else [])
             protected_scopes.update([item.scope] if item.scope else [])
-            continue
-        if item.external_id in seen:
+        elif item.external_id in seen:
             tally.fail(item.external_id, "the source holds this id twice; the first one was kept")
-            continue
-        seen.add(item.external_id)
-        record = item.as_record()
-        digest = record_hash(record)
-        if stored.get(item.external_id) == digest:
-            tally.add("unchanged")  # skipped by hash: nothing is parsed, chunked or written
-            continue
-        record["metadata"][HASH_KEY] = digest
-        try:
-            batch.append(DocumentInput.from_record(record))
-        except RecordInvalid as exc:
-            tally.fail(item.external_id, exc.problem)
-            continue
-        if len(batch) >= settings.CONNECTORS_BATCH_SIZE:
+        else:
+            seen.add(item.external_id)
+            _record_add(item, stored, batch, tally)
+        if len(batch) >= settings.CONNECTORS_BATCH_SIZE or since_checkpoint >= settings.CONNECTORS_BATCH_SIZE:
             _ingest(authority, source, batch, tally)
-            batch = []
+            batch, since_checkpoint = [], 0
+            _checkpoint_save(connector, impl)
             tally.flush()
     _ingest(authority, source, batch, tally)
     tally.flush()
+    if impl.resumed_after:
+        SyncRun.objects.filter(pk=run.pk).update(resumed_after=impl.resumed_after)
     partial = impl.partial_scopes()
+    if partial is not EVERY_SCOPE and impl.resumed_after:
+        partial = _slim_apply(impl, seen, protected_scopes, partial)
     if partial is not EVERY_SCOPE:  # an incremental listing names only what changed: it proves no deletion
         _deletions_apply(source, authority, seen, protected_scopes | partial, tally)
     state = impl.state_after()
-    if state is not None:  # kept only when the run got this far: a failed run reads the same window again
-        Connector.objects.filter(pk=connector.pk).update(sync_state=state)
+    # The listing got through: its checkpoint is spent. The state is kept only when the run got this far: a
+    # failed run reads the same window again.
+    Connector.objects.filter(pk=connector.pk).update(
+        sync_checkpoint={}, **({"sync_state": state} if state is not None else {}))
+
+
+def _record_add(item, stored: dict, batch: list[DocumentInput], tally: Tally) -> None:
+    record = item.as_record()
+    digest = record_hash(record)
+    if stored.get(item.external_id) == digest:
+        tally.add("unchanged")  # skipped by hash: nothing is parsed, chunked or written
+        return
+    record["metadata"][HASH_KEY] = digest
+    try:
+        batch.append(DocumentInput.from_record(record))
+    except RecordInvalid as exc:
+        tally.fail(item.external_id, exc.problem)
+
+
+def _slim_apply(impl, seen: set[str], protected_scopes: set[str], partial):
+    """A resumed run's listing skipped what earlier runs committed: what the source still holds comes from the
+    slim listing (into `seen` and `protected_scopes`). Returns the scopes listed in part — EVERY_SCOPE, deleting
+    nothing, for a kind without a slim listing: its next complete run deletes."""
+    slim = impl.slim_listing()
+    if slim is None or slim.partial is EVERY_SCOPE:
+        return EVERY_SCOPE
+    seen.update(slim.ids)
+    protected_scopes.update(slim.scopes)
+    return partial | slim.partial
 
 
 def _deletions_apply(source, authority, seen: set[str], protected_scopes: set[str], tally: Tally) -> None:
@@ -207,7 +249,8 @@ def sync_run_execute(*, run_id: int) -> str:
 def _execute_locked(run: SyncRun, connector: Connector) -> str:
     # A re-delivered run starts its counts over; ingestion by hash makes the repeat cheap and idempotent.
     SyncRun.objects.filter(pk=run.pk).update(status=SyncRun.Status.RUNNING, started_at=timezone.now(), errors=[],
-                                             seen=0, added=0, updated=0, deleted=0, unchanged=0, failed=0)
+                                             seen=0, added=0, updated=0, deleted=0, unchanged=0, failed=0,
+                                             resumed_after=0)
     tally = Tally(run.pk)
     status, message = SyncRun.Status.SUCCEEDED, ""
     try:

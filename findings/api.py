@@ -73,7 +73,9 @@ def _text(raw: str | None, name: str) -> str | None:
 def filters_parse(params) -> selectors.ClaimFilters:
     """The list filters of the API and the findings page (which shows a ValidationError as a message)."""
     return selectors.ClaimFilters(
-        entity_id=_int(params.get("entity"), "entity"), predicate=_text(params.get("predicate"), "predicate"),
+        entity_id=_int(params.get("entity"), "entity"),
+        entity_name=_text(params.get("entity_name"), "entity_name"),
+        predicate=_text(params.get("predicate"), "predicate"),
         source_id=_int(params.get("source"), "source"), text=_text(params.get("q"), "q"),
         valid_at=instant_parse(params.get("valid_at"), "valid_at"),
         known_at=instant_parse(params.get("known_at"), "known_at"),
@@ -110,7 +112,16 @@ class ClaimOutput(serializers.Serializer):
     status = serializers.CharField()
     needs_review = serializers.BooleanField()
     superseded_by = serializers.IntegerField(source="superseded_by_id", allow_null=True)
+    refuted = serializers.BooleanField(help_text="closed because it was shown false (it never held)")
+    holds = serializers.SerializerMethodField(
+        help_text=("whether the claim held for its valid period as known now: current, or replaced later by another "
+                   "value (it held until then); false when refuted, corrected from its start or retracted. "
+                   "`valid_at` lists exactly the claims that hold at that time."))
     evidence_count = serializers.IntegerField(required=False)
+
+
+    def get_holds(self, claim) -> bool:
+        return selectors.claim_standing(claim)
 
 
 class EvidenceOutput(serializers.Serializer):
@@ -122,6 +133,8 @@ class EvidenceOutput(serializers.Serializer):
     quote = serializers.CharField()
     quote_start = serializers.IntegerField()
     quote_end = serializers.IntegerField()
+    extractor = serializers.CharField(help_text="the dated id of the extraction rule set or model that found this "
+                                                "quote (e.g. extract-patterns:2026-12); empty for older evidence")
     viewer_url = serializers.SerializerMethodField(
         help_text="The in-app record viewer at the quoted characters (`/t/<tenant>/documents/<id>/#chars=S-E`)")
 
@@ -141,10 +154,13 @@ class EntityDetailOutput(EntityRef):
 
 _FILTER_PARAMS = [
     OpenApiParameter("entity", int, description="claims about this entity (as subject or object)"),
+    OpenApiParameter("entity_name", str, description="claims about an entity whose name contains this (any case)"),
     OpenApiParameter("predicate", str, description="an ontology relation name, e.g. `role`"),
     OpenApiParameter("source", int, description="claims with readable evidence from this source"),
     OpenApiParameter("q", str, description="text inside the statement"),
-    OpenApiParameter("valid_at", str, description="ISO date/datetime: claims true in the world at that time"),
+    OpenApiParameter("valid_at", str, description=(
+        "ISO date/datetime: claims true in the world at that time, as known now (or at `known_at`): current claims "
+        "and claims a later value replaced, each for its own valid period; refuted and corrected claims never")),
     OpenApiParameter("known_at", str, description="ISO date/datetime: claims as recorded then (default: now)"),
 ]
 
@@ -251,7 +267,8 @@ class GraphNeighbourhoodOutput(serializers.Serializer):
 class EntityGraphApi(AuthorityAPIView):
     @extend_schema(
         summary="An entity's graph neighbourhood as of a date (kb_graph_query)",
-        description=("The claims about the entity valid at `as_of` (default: now) as currently recorded, each with "
+        description=("The claims about the entity valid at `as_of` (default: now) as known now — a claim replaced "
+                     "later counts for its own period, a refuted one never — each with "
                      "its readable evidence and in-app viewer links; the entities at the claims' other ends; and the "
                      "record links (Markdown/HTML links, [[wiki]] links, ticket keys) between the evidence records "
                      "and other records the caller can read. An entity merged into another answers with that one's "

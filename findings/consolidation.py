@@ -13,6 +13,7 @@ The cascade, cheapest first (the writer, built later, runs tiers one and two in 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -99,6 +100,14 @@ def state_slot_key(
     return uuid.uuid5(STATE_SLOT_NAMESPACE, "\x1f".join(parts))
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def _distinct_identifiers(a: str, b: str) -> bool:
+    """Whether two object keys are different identifiers: both carry a number, and they differ."""
+    return a != b and bool(_DIGIT.search(a)) and bool(_DIGIT.search(b))
+
+
 def decide(
     policy: str,
     candidate_object_key: str,
@@ -109,6 +118,9 @@ def decide(
     - no matches: ADD.
     - state: exactly one match with the same object is a NOOP; every other case is an UPDATE superseding the
       nearest match, since a state relation holds one current value and the new fact is the latest word.
+    - set: a match with the same object is a NOOP at any similarity (one statement, one open claim).
+    - set / event: a match naming a different identifier (both object keys carry a number: KR-1104, KR-1058) is
+      left out — two tickets are two facts, whatever the similarity of the sentences.
     - set / event (and generic, which the audit never lets through): a match at or above the auto-merge threshold
       with the same object is a NOOP; a best similarity below the borderline floor is an ADD; everything else is
       AMBIGUOUS and goes to the model. That includes a best match at or above the threshold with a *different*
@@ -128,6 +140,18 @@ def decide(
             return Verdict(VerdictKind.NOOP, matches[0].claim_id)
         return Verdict(VerdictKind.UPDATE, nearest.claim_id)
     high, low = settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD, settings.CONSOLIDATION_BORDERLINE_FLOOR
+    if policy == "set":
+        # A set relation holds a value or it does not: "the warehouse team uses Grafana" said in three records,
+        # worded three ways, is one membership with three pieces of evidence, however unlike the sentences are.
+        same = [m for m in matches if m.object_key == candidate_object_key]
+        if same:
+            return Verdict(VerdictKind.NOOP, max(same, key=lambda m: m.similarity).claim_id)
+    # Two different identifiers (ticket keys KR-1104 and KR-1058, versions, numbered units) are two things however
+    # alike the sentences naming them read: not alias drift, nothing for a person or a model to settle.
+    matches = [m for m in matches if not _distinct_identifiers(m.object_key, candidate_object_key)]
+    if not matches:
+        return Verdict(VerdictKind.ADD)
+    nearest = max(matches, key=lambda m: m.similarity)
     same_object = [m for m in matches if m.object_key == candidate_object_key and m.similarity >= high]
     if same_object:
         return Verdict(VerdictKind.NOOP, max(same_object, key=lambda m: m.similarity).claim_id)

@@ -144,6 +144,10 @@ class Claim(models.Model):
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="supersedes")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    # Closed because it was shown false (a REFUTE verdict, a rejected review item), not because a later value
+    # replaced it. A replaced claim still held for its own (cut) valid period; a refuted one never held. Its
+    # valid range is left as written, so the range alone cannot tell the two apart.
+    refuted = models.BooleanField(default=False, db_default=False)  # raw INSERTs (findings.sql) leave it out
     embedding = VectorField(dimensions=DEFAULT_INDEX_DIMENSION, null=True, blank=True)
     needs_review = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -176,6 +180,8 @@ class Claim(models.Model):
             ),
             models.CheckConstraint(condition=Q(policy__in=["state", "set", "event", "generic"]),
                                    name="findings_claim_policy_valid"),
+            models.CheckConstraint(condition=Q(refuted=False) | Q(status="closed"),
+                                   name="findings_claim_refuted_is_closed"),
         ]
         indexes = [
             models.Index(fields=["tenant", "subject", "predicate"], name="findings_claim_slot_idx",
@@ -200,6 +206,9 @@ class ClaimEvidence(models.Model):
     quote = models.TextField()
     quote_start = models.PositiveIntegerField()
     quote_end = models.PositiveIntegerField()
+    # The dated id of the extractor's rule set or model that found this quote ("extract-patterns:2026-12",
+    # "openai:<model>"); empty for evidence written before versions were kept, or by hand.
+    extractor = models.CharField(max_length=40, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -74,6 +74,7 @@ def chunks_to_extract(*, document_id: int, force: bool = False) -> list[int]:
 @dataclass(frozen=True)
 class ClaimFilters:
     entity_id: int | None = None
+    entity_name: str | None = None  # part of the subject's or the object entity's name, any case
     predicate: str | None = None
     source_id: int | None = None
     text: str | None = None
@@ -111,6 +112,7 @@ class SeenHistory(ModelIterable):
                     claim.valid = range_type(claim.valid.lower, None, "[)")
                 claim.status = Claim.Status.OPEN
                 claim.superseded_by_id = None
+                claim.refuted = False
             yield claim
 
 
@@ -142,12 +144,44 @@ def _seen_valid_at(valid_at: datetime) -> Q:
     return Q(valid__contains=valid_at) | Q(valid_reopened=True, valid__startswith__lte=valid_at)
 
 
+# "Valid at T" (as known now) means the claims whose valid time holds T: a claim replaced later by another value
+# still held for its own period (a revision cut its valid range where the successor began), so it answers for a
+# T inside that period although its recorded range is closed. A refuted claim never held, a corrected one (replaced
+# from its very start) has an empty valid range, and a retracted one (closed without a successor) held nothing
+# we still believe: none of them answers. The API's `valid_at`, the findings page's "Valid at", the entity graph's
+# "As of" and the claim page's history all read claims through this one rule.
+
+
+def _replaced() -> Q:
+    return Q(superseded_by_id__isnull=False, refuted=False)
+
+
+def _seen_standing(known_at: datetime | None) -> Q:
+    """Claims that held for their valid period as known at `known_at` (None: now): the record of that time, and
+    the versions replaced (not refuted) by then."""
+    if known_at is None:
+        return _seen_current() | _replaced()
+    return _seen_known_at(known_at) | (_replaced() & Q(recorded__endswith__lte=known_at))
+
+
+def claim_standing(claim: Claim) -> bool:
+    """Whether a claim read through these selectors held for its valid period as known now: the Python twin of
+    `_seen_standing(None)`, for pages and answers that already hold the row."""
+    valid = claim.valid
+    if valid is None or getattr(valid, "isempty", False):
+        return False
+    return claim.recorded.upper is None or (claim.superseded_by_id is not None and not claim.refuted)
+
+
 def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> QuerySet[Claim]:
-    """Visible claims, as recorded at `known_at` (default: now) and, if given, valid at `valid_at`."""
+    """Visible claims, as recorded at `known_at` (default: now); with `valid_at`, the claims that held then as
+    known at `known_at` (current and replaced versions alike, see `_seen_standing`)."""
     f = filters or ClaimFilters()
     qs = _visible(authority)
     if f.history:
         pass
+    elif f.valid_at is not None:
+        qs = qs.filter(_seen_standing(f.known_at))
     elif f.known_at is None:
         qs = qs.filter(_seen_current())
     else:
@@ -156,6 +190,8 @@ def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> Qu
         qs = qs.filter(_seen_valid_at(f.valid_at))
     if f.entity_id is not None:
         qs = qs.filter(Q(subject_id=f.entity_id) | Q(object_entity_id=f.entity_id))
+    if f.entity_name:
+        qs = qs.filter(Q(subject__name__icontains=f.entity_name) | Q(object_entity__name__icontains=f.entity_name))
     if f.predicate:
         qs = qs.filter(predicate__name=f.predicate)
     if f.source_id is not None:

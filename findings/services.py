@@ -97,7 +97,8 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
         raise ExtractionFailed(f"chunk {chunk_id}: {exc}", cause=exc) from exc
     if extractor.name == "openai":
         usage_record(tenant_id=chunk.tenant_id, purpose="extraction", usage=getattr(extractor, "last_usage", {}))
-    projection, facts = chunk_facts(chunk=chunk, extraction=extraction, ontology=ontology)
+    projection, facts = chunk_facts(chunk=chunk, extraction=extraction, ontology=ontology,
+                                    extractor_version=extractor.version)
     written = claims_write(tenant_id=chunk.tenant_id, facts=facts, label=str(chunk.pk),
                            verdict_model=verdict_model_for(chunk.tenant_id)) if facts else None
     # The audit row comes last: it marks the chunk done (document_extract_task skips audited chunks), so a worker
@@ -111,8 +112,10 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
                               accepted=projection.quality.accepted, written=written)
 
 
-def chunk_facts(*, chunk: Chunk, extraction, ontology) -> tuple[GroundedProjection, list[FactInput]]:
-    """The grounding audit of one extraction, and its accepted facts dated and ready for the writer."""
+def chunk_facts(*, chunk: Chunk, extraction, ontology, extractor_version: str = ""
+                ) -> tuple[GroundedProjection, list[FactInput]]:
+    """The grounding audit of one extraction, and its accepted facts dated and ready for the writer, each
+    carrying the version of the extractor that proposed it."""
     document = chunk.document
     projection = GroundedProjection.from_extraction(extraction, chunk.text, ontology)
     kinds = {entity_key(e.name): e.kind for e in projection.entities}
@@ -138,6 +141,7 @@ def chunk_facts(*, chunk: Chunk, extraction, ontology) -> tuple[GroundedProjecti
             valid_from=as_datetime(valid_from or document.created_at),
             valid_to=as_datetime(valid_to) if valid_to else None,
             chunk_id=chunk.pk, document_id=document.pk, perspective=(fact.perspective or "").strip(),
+            extractor=extractor_version,
         ))
     return projection, facts
 
@@ -209,7 +213,7 @@ def review_item_reject(*, authority: Authority, review_item_id: int) -> ReviewIt
         Claim.objects.filter(pk=claim.pk, recorded__upper_inf=True).update(
             recorded=Func(Lower("recorded"), Greatest(Value(now), Lower("recorded")), Value("[)"),
                           function="tstzrange", output_field=DateTimeRangeField()),
-            status=Claim.Status.CLOSED, needs_review=False,
+            status=Claim.Status.CLOSED, needs_review=False, refuted=True,
         )
         Claim.objects.filter(pk=claim.pk).update(needs_review=False)
         item.state = ReviewItem.State.DONE

@@ -15,12 +15,15 @@ from rest_framework.exceptions import ValidationError
 from groundwork.authority import Authority
 from groundwork.page_access import page_found, tenant_page
 from knowledge.rendering import external_url
+from knowledge.selectors import sources_list
 
 from . import selectors
 from .api import evidence_viewer_url, filters_parse, instant_parse
 from .graph.diagram import diagram_layout
 from .graph.neighbourhood import entity_neighbourhood, neighbourhood_payload
 from .models import RelationType
+
+ENTITY_SUGGESTIONS = 500
 
 
 def _quote_links(authority, tenant_slug: str, claims: list) -> list:
@@ -53,6 +56,10 @@ def findings_list(request, authority: Authority):
         "tenant_slug": tenant_slug, "page": page, "params": request.GET, "error": error,
         "filter_query": keep.urlencode(),
         "predicates": RelationType.objects.values_list("name", flat=True),
+        # Filters by name, not id: the entity box suggests the names of the entities the caller's findings are
+        # about, the source box lists the caller's sources.
+        "entity_names": selectors.entities_list(authority).values_list("name", flat=True)[:ENTITY_SUGGESTIONS],
+        "sources": sources_list(authority),
     }, status=400 if error else 200)  # the page still shows, with the message, as the documents page does
 
 

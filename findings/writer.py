@@ -81,6 +81,7 @@ class FactInput:
     document_id: int
     perspective: str = ""
     scope: str = ""
+    extractor: str = ""  # the version of the extractor that proposed it, kept on its evidence
 
 
 @dataclass
@@ -252,7 +253,7 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
     rows = [matching.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id,
                                   policy=c.policy, scope=c.fact.scope, perspective=c.fact.perspective,
                                   statement=c.fact.statement, embedding=c.embedding, valid_from=c.fact.valid_from,
-                                  valid_to=c.fact.valid_to)
+                                  valid_to=c.fact.valid_to, object_key=c.object_key)
             for c in batch if c.index not in hits]
     states = [matching.StateRow(index=c.index, object_entity_id=c.object_entity_id, quote=c.fact.quote,
                                 subject_id=c.subject_id, predicate_id=c.predicate_id, scope=c.fact.scope,
@@ -379,10 +380,12 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
     evidence = []
     for j in judged:
         claim_id = int(j.verdict.target_claim_id) if j.verdict.kind is VerdictKind.NOOP else new_ids[j.candidate.index]
-        evidence += [(claim_id, f.document_id, f.chunk_id, f.quote, f.quote_start, f.quote_end)
+        evidence += [(claim_id, f.document_id, f.chunk_id, f.quote, f.quote_start, f.quote_end, f.extractor)
                      for f in j.candidate.evidence]
         result.count(j.verdict.kind.value)
     result.evidence += sql.evidence_insert(evidence)
+    sql.set_claims_widen([(int(j.verdict.target_claim_id), j.candidate.fact.valid_from) for j in judged
+                          if j.verdict.kind is VerdictKind.NOOP and j.candidate.policy == RelationType.Policy.SET])
     result.inserted += len(inserted)
     reviews = [ReviewItem(tenant_id=tenant_id, claim_id=new_ids[j.candidate.index], similar_claim_id=j.review_target,
                           similarity=j.review_similarity) for j in writes if j.review_similarity is not None]

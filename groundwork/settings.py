@@ -419,10 +419,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"expected_refusal": {"()": "groundwork.logging_filters.ExpectedRefusalFilter"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # The MCP SDK logs at INFO on every /mcp request (stateless mode starts and stops a session manager each time).
     "loggers": {"pgserver": {"level": "WARNING"}, "django.db.backends": {"level": "WARNING"},
-                "mcp": {"level": "WARNING"}},
+                "mcp": {"level": "WARNING"},
+                # An expected 403 (a page refusing a caller) is one line without a traceback.
+                "django.request": {"filters": ["expected_refusal"]}},
 }
 
 # The public evaluation sets (SciFact, Cranfield, CISI) the benchmarks read; a missing set is skipped and named.

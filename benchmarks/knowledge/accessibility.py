@@ -38,10 +38,11 @@ def browser_missing() -> str | None:
     return None
 
 
-def child_database_url(url: str) -> str:
-    """The same server and credentials as `url`, another database name."""
+def child_database_url(url: str, name: str = CHILD_DATABASE) -> str:
+    """The same server and credentials as `url`, another database name (`name`: one per bench that runs a page
+    test, so two benches' children never share a test database)."""
     parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{CHILD_DATABASE}"))
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 def axe_report_read(report: dict) -> dict:
@@ -54,26 +55,39 @@ def axe_report_read(report: dict) -> dict:
     }
 
 
+def browser_test_report(test: str, *, report_var: str, report_path: Path, database: str = CHILD_DATABASE,
+                        timeout_s: int = TIMEOUT_S, pytest_args: tuple[str, ...] = ()) -> tuple[dict | None, str]:
+    """Run the browser test `test` (a path or node id) in a pytest subprocess that writes its JSON report to
+    `report_path` (named to it by the environment variable `report_var`) on its own test database (`database`, on
+    the same server). (report, "") when it wrote one; (None, why) when it did not. Other benches that take a
+    figure from a browser test use this too (benchmarks/chat/product/ux.py)."""
+    report_path = report_path.resolve()
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.unlink(missing_ok=True)
+    env = {**os.environ, report_var: str(report_path),
+           "DATABASE_URL": child_database_url(settings.DATABASE_URL, database)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *pytest_args, "-m", "browser", test]
+    try:
+        run = subprocess.run(command, cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
+                             timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"{test} ran over {timeout_s} s"
+    if not report_path.exists():
+        tail = " ".join((run.stdout + run.stderr).strip().splitlines()[-3:])
+        return None, f"{test} wrote no report (exit {run.returncode}): {tail}"
+    return json.loads(report_path.read_text()), ""
+
+
 def axe_measure(out_dir: Path) -> tuple[dict, str]:
     """(figures, note). Figures are empty when the check could not run; the note says why."""
     missing = browser_missing()
     if missing:
         return {}, f"axe_serious_or_critical skipped: {missing}"
     report_path = (Path(out_dir) / "intake-axe.json").resolve()
-    report_path.parent.mkdir(parents=True, exist_ok=True)
-    report_path.unlink(missing_ok=True)
-    env = {**os.environ, "GW_A11Y_REPORT": str(report_path),
-           "DATABASE_URL": child_database_url(settings.DATABASE_URL)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-m", "browser", A11Y_TEST]
-    try:
-        run = subprocess.run(command, cwd=settings.BASE_DIR, env=env, capture_output=True, text=True,
-                             timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        return {}, f"axe_serious_or_critical skipped: {A11Y_TEST} ran over {TIMEOUT_S} s"
-    if not report_path.exists():
-        tail = " ".join((run.stdout + run.stderr).strip().splitlines()[-3:])
-        return {}, f"axe_serious_or_critical skipped: {A11Y_TEST} wrote no report (exit {run.returncode}): {tail}"
-    figures = axe_report_read(json.loads(report_path.read_text()))
+    report, why = browser_test_report(A11Y_TEST, report_var="GW_A11Y_REPORT", report_path=report_path)
+    if report is None:
+        return {}, f"axe_serious_or_critical skipped: {why}"
+    figures = axe_report_read(report)
     note = (f"axe-core: {figures['axe_serious_or_critical']} serious or critical violations over "
             f"{figures['axe_pages_checked']} page checks (aim 0); details in {report_path.name}")
     if figures["axe_failing_pages"]:

@@ -180,7 +180,8 @@ FINDINGS_SCHEMA = {
         "predicate": {"type": "string", "maxLength": 100, "description": "an ontology relation, e.g. `role`"},
         "source": {"type": "integer", "description": "claims with readable evidence from this source id"},
         "q": {"type": "string", "maxLength": 500, "description": "text inside the statement"},
-        "valid_at": {"type": "string", "description": f"{_ISO}: claims true in the world then"},
+        "valid_at": {"type": "string", "description": f"{_ISO}: claims true in the world then, as known now "
+                                                      "(a claim replaced later counts for its own period)"},
         "known_at": {"type": "string", "description": f"{_ISO}: claims as recorded then (default: now)"},
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
         "offset": {"type": "integer", "minimum": 0, "default": 0},

@@ -11,7 +11,7 @@ from chat.citations import relabel_by_first_use
 from chat.context import assemble_context
 from chat.current_facts import StateFacts
 from chat.decision import Decision
-from chat.extractive import ExtractedSentence, compose_extractive_answer
+from chat.extractive import COMPOSE_VERSION, ExtractedSentence, compose_extractive_answer
 
 from .base import (
     EMPTY_BASE_TEXT,
@@ -43,8 +43,11 @@ def _close_enough(sentence: ExtractedSentence, lead: ExtractedSentence, best: fl
 
 
 class ExtractiveProvider:
-    cache_id = "extractive"
     reads_history = False  # answers each question from its own search alone
+
+    @property
+    def cache_id(self) -> str:
+        return f"extractive|{COMPOSE_VERSION}"  # an answer composed under other rules is not served
 
     def answer(self, request: AnswerRequest) -> Iterator[ProviderEvent]:
         if not request.has_corpus:
@@ -101,4 +104,4 @@ def answer_from_decision(question: str, decision: Decision,
     text, label_map = relabel_by_first_use(text, context.label_map)
     yield Sources(label_map)
     yield from stream_text(text)
-    yield Done(mode="grounding", decisions=[decision], uncomposed=tuple(uncomposed))
+    yield Done(mode="grounding", decisions=[decision], uncomposed=tuple(uncomposed), composer=COMPOSE_VERSION)

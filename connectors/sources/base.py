@@ -11,16 +11,30 @@ Deletions: a content sync lists everything the source holds; a stored document w
 yielded nor named by a RecordError (nor in a scope a RecordError marked unreadable, nor in one of the
 connector's `partial_scopes()`) was deleted at the source. An incremental listing (partial_scopes() is
 EVERY_SCOPE) deletes nothing: only a full listing proves that something is gone.
+
+Checkpoints (as Onyx's checkpointed connectors): a listing is a sequence of *units* — what one fetch reads (a
+file, a channel, an issue with its comments, a page's attachments) — and each kind marks where one begins with
+`unit(key)`. After each committed batch the sync stores `checkpoint()`: how many units had begun, the key of the
+last, how many of its items were handed over, and the listing's `window` (what it asked the source for). A run
+that starts from a checkpoint skips the units before it without fetching them and drops the items of the unit in
+progress that were committed; a unit whose key is not where the checkpoint says (the source changed meanwhile)
+restarts the listing from the beginning, which costs fetches but loses nothing. A resumed run did not see what
+earlier runs committed, so its deletions come from `slim_listing()`: the ids (or whole scopes) the source holds,
+listed without fetching content; a kind without a cheap one (None) defers deletions to its next complete run.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from .checkpoint import Checkpoint, CheckpointInvalid, ListingMoved, SlimListing, config_digest
+
 SCOPE_KEY = "connector_scope"
+logger = logging.getLogger(__name__)
 
 
 class ConnectorError(Exception):
@@ -122,6 +136,128 @@ class SourceConnector:
         self.settings = settings or {}
         self.credentials = credentials or {}
         self.state = state or {}
+        self._start: Checkpoint | None = None
+        self._unit, self._key, self._item, self._drop = 0, "", 0, 0
+        self._order: tuple[str, ...] | None = None
+        self._at: tuple = (0, "", 0, None, False)  # the position of the last item handed over
+        self.resumed_after = 0  # units an earlier run committed that this listing skipped (0: a complete listing)
+        self.restart_reason = ""
+
+    # --- checkpoints --------------------------------------------------------------------------------------
+    @property
+    def config(self) -> str:
+        return config_digest(self.kind, self.settings)
+
+    def resume(self, raw) -> None:
+        """Start the next listing after the stored checkpoint `raw`. Raises CheckpointInvalid."""
+        start = Checkpoint.parse(raw, config=self.config)
+        if start is not None:
+            self.window_restore(start.window)
+        self._start = start
+
+    def window(self) -> dict:
+        """What this listing asked the source for, kept in the checkpoint so a resumed run asks the same."""
+        return {}
+
+    def window_restore(self, window: dict) -> None:
+        """Take back a checkpoint's window; raises CheckpointInvalid when it is not one this kind wrote."""
+        if window:
+            raise CheckpointInvalid("this kind keeps no listing window")
+
+    def checkpoint(self) -> Checkpoint:
+        """Where the listing stands: everything handed over so far is behind it."""
+        unit, key, item, order, done = self._at
+        return Checkpoint(config=self.config, unit=unit, key=key, item=item, window=self.window(), order=order,
+                          done=done)
+
+    def unit(self, key: str, order: tuple[str, ...] | None = None) -> bool:
+        """A unit of the listing begins. False: an earlier run committed all of it — skip it without fetching.
+
+        Without `order`, units are told by their place in the listing: the checkpoint's own unit must have the
+        same key there (else ListingMoved). With `order` (the listing is sorted by it, a folder's paths), units
+        are told by it, so files added or removed before the checkpoint move nothing: a unit ordered before the
+        checkpoint's is skipped, and the checkpoint's own unit drops its committed items unless its key (its
+        version) changed, when it is read whole again — re-ingesting is idempotent by hash."""
+        self._unit, self._key, self._item, self._drop = self._unit + 1, str(key)[:300], 0, 0
+        self._order = tuple(order) if order is not None else None
+        start = self._start
+        if start is None:
+            return True
+        if self._order is not None and start.order is not None:
+            if self._order < start.order:
+                return False
+            if self._order == start.order and self._key == start.key:
+                self._drop = start.item
+                return not start.done
+            return True
+        if self._unit < start.unit:
+            return False
+        if self._unit == start.unit:
+            if self._key != start.key:
+                raise ListingMoved(f"unit {self._unit} is {self._key!r}, the checkpoint says {start.key!r}")
+            self._drop = start.item
+            return not start.done
+        return True
+
+    def listing(self) -> Iterator[SourceRecord | RecordError]:
+        """records(), resumed after the checkpoint given to resume() (if any); from the beginning when the source
+        moved under the checkpoint — nothing has been handed over by then, so nothing is lost or doubled."""
+        start = self._start
+        try:
+            yield from self._listed(start)
+            if start is not None and start.order is None and self._unit < start.unit:
+                raise ListingMoved(f"the listing ends after {self._unit} units, the checkpoint is at {start.unit}")
+        except ListingMoved as moved:
+            logger.info("%s listing restarts: %s", self.kind, moved)
+            self.restart_reason = str(moved)
+            self._start = None
+            yield from self._listed(None)
+
+    def _listed(self, start: Checkpoint | None) -> Iterator[SourceRecord | RecordError]:
+        # Items before the first unit (a directory's invalid entries) were committed unless the checkpoint is
+        # among them.
+        preamble = 0 if start is None else (start.item if start.unit == 0 else float("inf"))
+        self._unit, self._key, self._item, self._drop, self._order = 0, "", 0, preamble, None
+        self.resumed_after = start.unit if start is not None else 0
+        # One item of lookahead: whether an item is its unit's last is known once the next one comes from
+        # another unit (or none comes), and a checkpoint that knows it spares the resumed run that unit's fetch.
+        pending = None
+        try:
+            for item in self.records():
+                self._item += 1
+                if self._item <= self._drop:
+                    continue  # committed by the run that wrote the checkpoint
+                position = (self._unit, self._key, self._item, self._order)
+                if pending is not None:
+                    self._at = (*pending[1], pending[1][0] != position[0])
+                    yield pending[0]
+                pending = (item, position)
+        except Exception:
+            if pending is not None:  # the listing failed after it: still handed over (and recorded) first
+                self._at = (*pending[1], False)
+                yield pending[0]
+            raise
+        if pending is not None:
+            self._at = (*pending[1], True)
+            yield pending[0]
+
+    def slim_listing(self) -> SlimListing | None:
+        """The ids the source holds, without content, for a resumed run's deletions; None: no cheap listing."""
+        return None
+
+    def _slim_from_records(self) -> SlimListing:
+        """A slim listing for an export: the export's records read again from local files (nothing fetched over
+        the network, nothing parsed into documents or stored), ids only."""
+        fresh = type(self)(root=self.root, settings=self.settings, credentials=self.credentials, state=self.state)
+        slim = SlimListing()
+        for item in fresh.records():
+            if isinstance(item, RecordError):
+                slim.ids.update([item.external_id] if item.external_id else [])
+                slim.scopes.update([item.scope] if item.scope else [])
+            else:
+                slim.ids.add(item.external_id)
+        slim.partial = fresh.partial_scopes()
+        return slim
 
     def partial_scopes(self) -> set[str] | EveryScope:
         return set()
@@ -146,10 +282,30 @@ class ChangedSince(SourceConnector):
 
     _listed_all = True
     _next_state: dict | None = None
+    _window: dict | None = None
 
     def full_listing_due(self, now: datetime, full_every_hours: int) -> bool:
         full_at = iso_datetime(self.state.get("full_at"))
         return not self.state.get("since") or full_at is None or full_at < now - timedelta(hours=full_every_hours)
+
+    def window_open(self, full_every_hours: int) -> tuple[datetime, bool]:
+        """When this listing started and whether it lists everything: a resumed run's are the interrupted run's,
+        so it asks for the same window and the next run's `since` is when that one started."""
+        if self._window is None:
+            started = datetime.now(UTC)
+            self._window = {"started": started.isoformat(),
+                            "full": self.full_listing_due(started, full_every_hours)}
+        return iso_datetime(self._window["started"]), self._window["full"]
+
+    def window(self) -> dict:
+        return dict(self._window or {})
+
+    def window_restore(self, window: dict) -> None:
+        if iso_datetime(window.get("started")) is None or not isinstance(window.get("full"), bool):
+            raise CheckpointInvalid("a live listing's window needs its start and whether it was full")
+        if not window["full"] and not self.state.get("since"):
+            raise CheckpointInvalid("an incremental window without the state it was read from")
+        self._window = {"started": window["started"], "full": window["full"]}
 
     def listed(self, *, full: bool, started: datetime, since: str) -> None:
         """The listing got through: the next one asks from `since` (the time this one started, in the API's

@@ -54,6 +54,7 @@ from .base import (
     ConnectorError,
     PermissionSnapshot,
     RecordError,
+    SlimListing,
     SourceConnector,
     SourceRecord,
     iso_datetime,
@@ -203,10 +204,11 @@ def _page_record(space: Space, pid: str) -> SourceRecord | RecordError:
                            external_id=pid, scope=pid)
 
 
-def _page_records(space: Space) -> Iterator[SourceRecord | RecordError]:
+def _page_records(space: Space, connector: SourceConnector) -> Iterator[SourceRecord | RecordError]:
     yield from space.invalid
     for pid in space.pages:
-        yield _page_record(space, pid)
+        if connector.unit(f"page {pid}"):
+            yield _page_record(space, pid)
 
 
 class ConfluenceExportConnector(SourceConnector):
@@ -261,10 +263,15 @@ class ConfluenceExportConnector(SourceConnector):
         export, xml = self._export_xml()
         yield from self._xml_records(export) if xml else self._json_records(export)
 
+    def slim_listing(self) -> SlimListing:
+        return self._slim_from_records()
+
     def _json_records(self, export: ExportFiles) -> Iterator[SourceRecord | RecordError]:
         space = self._json_space(export)
-        yield from _page_records(space)
+        yield from _page_records(space, self)
         for pid in export.folders("attachments"):
+            if not self.unit(f"attachments {pid}"):
+                continue  # committed by an earlier run: not read again
             if pid not in space.pages:
                 # scope: a page that failed to read keeps its stored attachments (they are not taken for deleted).
                 yield RecordError(item=f"attachments/{pid}", reason="attachments of a page the export does not hold",
@@ -287,6 +294,8 @@ class ConfluenceExportConnector(SourceConnector):
             if pid not in space.pages:
                 continue  # left out as invalid (no title): already reported
             read.add(pid)
+            if not self.unit(f"page {pid}"):
+                continue
             if markup is None:  # external_id and scope: the stored page and its attachments are kept
                 yield RecordError(item=f"page {pid}", reason=problem, external_id=pid, scope=pid)
                 continue
@@ -298,7 +307,8 @@ class ConfluenceExportConnector(SourceConnector):
                 yield RecordError(item=f"page {pid}", reason="the export holds no body for this page",
                                   external_id=pid, scope=pid)
         for attachment in xml.attachments:
-            if attachment.page_id in space.pages:
+            if attachment.page_id in space.pages and self.unit(
+                    f"attachment {attachment.page_id}/{attachment.attachment_id}"):
                 yield from _xml_attachment(export, space, attachment)
 
 
@@ -362,8 +372,7 @@ class ConfluenceCloudConnector(ChangedSince):
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         client = self._client()
-        started = datetime.now(UTC)
-        full = self.full_listing_due(started, django_settings.CONNECTORS_FULL_LISTING_HOURS)
+        started, full = self.window_open(django_settings.CONNECTORS_FULL_LISTING_HOURS)
         space = self._space(list(self._listing(client, EXPAND_CONTENT, None if full else self.state["since"])))
         for page in list(space.pages.values()):
             for ancestor in page.get("ancestors") or []:
@@ -373,10 +382,17 @@ class ConfluenceCloudConnector(ChangedSince):
                         space.extra[aid] = client.json(f"/rest/api/content/{aid}", {"expand": EXPAND_ACCESS})
                     except ApiError:
                         continue  # an ancestor we may not read: its descendants fail closed (Space.access)
-        yield from _page_records(space)
+        yield from _page_records(space, self)
         for pid, page in space.pages.items():
-            yield from self._attachments(client, space, pid, page)
+            if self.unit(f"attachments {pid}"):  # each download is a fetch: a resumed run skips committed ones
+                yield from self._attachments(client, space, pid, page)
         self.listed(full=full, started=started, since=_minute(started))
+
+    def slim_listing(self) -> SlimListing:
+        """The space's page ids, listed without bodies: every page still there keeps its documents (its
+        attachments are under its scope); a page gone takes them along."""
+        pages = self._listing(self._client(), EXPAND_ACCESS, None)
+        return SlimListing(scopes={str(page.get("id")) for page in pages if isinstance(page, dict)})
 
     def _attachments(self, client: ApiClient, space: Space, pid: str, page: dict):
         listed = (((page.get("children") or {}).get("attachment") or {}).get("results")) or []

@@ -22,7 +22,16 @@ from knowledge.files import FileRefused, file_kind, file_parse_isolated
 from knowledge.models import Visibility
 from knowledge.uploads import ZipRefused, zip_expand
 
-from .base import Access, ConnectorError, PermissionSnapshot, RecordError, SourceConnector, SourceRecord, path_inside
+from .base import (
+    Access,
+    ConnectorError,
+    PermissionSnapshot,
+    RecordError,
+    SlimListing,
+    SourceConnector,
+    SourceRecord,
+    path_inside,
+)
 
 SIDECAR = ".groundwork-acl.json"
 
@@ -83,24 +92,31 @@ class FolderConnector(SourceConnector):
 
         return PermissionSnapshot(resolve=resolve, scopes=len(rules))
 
+    def _paths(self, target: Path) -> list[Path]:
+        if not target.is_dir():
+            raise ConnectorError("the path must be a folder or a .zip file")
+        return [path for path in sorted(target.rglob("*")) if not path.is_dir() and not any(
+            part.startswith(".") for part in path.relative_to(target).as_posix().split("/"))]
+
     def _files(self, target: Path) -> Iterator[tuple[str, bytes | None, str]]:
-        """(relative path, bytes or None, refusal reason)."""
+        """(relative path, bytes or None, refusal reason) of each file the listing has not committed yet: one
+        unit per file, begun before the file is read, so a resumed run reads none of the committed ones."""
         if self._is_zip(target):
             try:
                 planned = zip_expand(target.name, target.read_bytes())
             except ZipRefused as refused:
                 raise ConnectorError(f"{target.name}: {refused.reason}") from refused
             for item in planned:
-                if item.name.rsplit("/", 1)[-1].startswith("."):
+                if item.name.rsplit("/", 1)[-1].startswith(".") or not self.unit(item.name):
                     continue
                 yield item.name, item.content, item.reason
             return
-        if not target.is_dir():
-            raise ConnectorError("the path must be a folder or a .zip file")
         root = target.resolve()
-        for path in sorted(target.rglob("*")):
+        for path in self._paths(target):
             relative = path.relative_to(target).as_posix()
-            if any(part.startswith(".") for part in relative.split("/")) or path.is_dir():
+            stat = path.lstat()
+            # Sorted by path, so the path orders the units; the key names the file's version too.
+            if not self.unit(f"{relative}:{stat.st_size}:{stat.st_mtime_ns}", order=path.relative_to(target).parts):
                 continue
             if path.is_symlink() or root not in path.resolve().parents:
                 yield relative, None, "refused: a symbolic link or a file outside the folder"
@@ -114,6 +130,18 @@ class FolderConnector(SourceConnector):
                     yield relative, path.read_bytes(), ""
                 except OSError as exc:
                     yield relative, None, f"unreadable file ({type(exc).__name__})"
+
+    def slim_listing(self) -> SlimListing:
+        """The files the folder or zip holds, by name only (nothing read but the zip's directory): a file's
+        scope is its path, so every document of a listed file is kept and those of a removed file go."""
+        target = self._target()
+        if self._is_zip(target):
+            with zipfile.ZipFile(target) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/")
+                         and not n.rsplit("/", 1)[-1].startswith(".")]
+        else:
+            names = [path.relative_to(target).as_posix() for path in self._paths(target)]
+        return SlimListing(scopes=set(names))
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         target = self._target()

@@ -31,7 +31,6 @@ deletions) at least every CONNECTORS_FULL_LISTING_HOURS.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
 
 from django.conf import settings as django_settings
 
@@ -44,6 +43,7 @@ from .base import (
     EveryScope,
     PermissionSnapshot,
     RecordError,
+    SlimListing,
     SourceConnector,
     SourceRecord,
     iso_datetime,
@@ -104,12 +104,17 @@ def issue_record(name: str, issue: dict, comments: list, access: Access) -> Sour
                                  "state": issue.get("state"), "comments": len(comments)})
 
 
-def _issue_items(name: str, issues, comments_of, access: Access) -> Iterator[SourceRecord | RecordError]:
+def _issue_items(connector: SourceConnector, name: str, issues, comments_of, access: Access
+                 ) -> Iterator[SourceRecord | RecordError]:
     for issue in issues:
         if not isinstance(issue, dict) or "pull_request" in issue:
             continue
         number = issue.get("number")
         external_id = f"{name}#{number}" if isinstance(number, int) else None
+        # An issue and its comments (a fetch each, live) are a unit; its key names the version, so an issue
+        # updated since the checkpoint, which moves in GitHub's updated-order, restarts the listing.
+        if not connector.unit(f"{external_id or 'an issue'}@{issue.get('updated_at')}"):
+            continue
         try:
             yield issue_record(name, issue, comments_of(issue), access)
         except (TypeError, ValueError, AttributeError, ApiError) as exc:
@@ -177,8 +182,11 @@ class GitHubExportConnector(SourceConnector):
                     continue
                 name, issue, comments = item
                 name, access = by_repo.get(name.lower(), (name, FAIL_CLOSED))
-                yield from _issue_items(name, [issue], lambda _, c=comments: c, access)
+                yield from _issue_items(self, name, [issue], lambda _, c=comments: c, access)
             self._partial = archive.partial
+
+    def slim_listing(self) -> SlimListing:
+        return self._slim_from_records()
 
     def _rest_records(self, export: ExportFiles) -> Iterator[SourceRecord | RecordError]:
         repo, access = self._repo(export)
@@ -187,7 +195,7 @@ class GitHubExportConnector(SourceConnector):
         for comment in results_of(export.json("comments.json", required=False) or [], "comments.json"):
             if isinstance(comment, dict):
                 by_issue.setdefault(str(comment.get("issue_url")), []).append(comment)
-        yield from _issue_items(repo["full_name"], issues, lambda i: by_issue.get(str(i.get("url")), []), access)
+        yield from _issue_items(self, repo["full_name"], issues, lambda i: by_issue.get(str(i.get("url")), []), access)
 
 
 class GitHubLiveConnector(ChangedSince):
@@ -217,8 +225,7 @@ class GitHubLiveConnector(ChangedSince):
 
     def records(self) -> Iterator[SourceRecord | RecordError]:
         client = self._client()
-        started = datetime.now(UTC)
-        full = self.full_listing_due(started, django_settings.CONNECTORS_FULL_LISTING_HOURS)
+        started, full = self.window_open(django_settings.CONNECTORS_FULL_LISTING_HOURS)
         name, access = self._access(client)
         params = {"state": "all", "per_page": PER_PAGE, "sort": "updated", "direction": "asc",
                   **({} if full else {"since": self.state["since"]})}
@@ -231,5 +238,17 @@ class GitHubLiveConnector(ChangedSince):
                                                       {"per_page": PER_PAGE}) for c in page if isinstance(c, dict)]
 
         for page in client.github_pages(f"{path}/issues", params):
-            yield from _issue_items(name, page, comments_of, access)
+            yield from _issue_items(self, name, page, comments_of, access)
         self.listed(full=full, started=started, since=started.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def slim_listing(self) -> SlimListing:
+        """Every issue's id from the issue listing alone (no comments fetched): what a resumed run deletes by."""
+        client = self._client()
+        path = f"/repos/{self.settings.get('repo', '')}"
+        repo = client.json(path)
+        name = repo.get("full_name") if isinstance(repo, dict) else None
+        if not isinstance(name, str):
+            raise ConnectorError("the repository answer has no full_name")
+        return SlimListing(ids={f"{name}#{issue['number']}" for page in client.github_pages(
+            f"{path}/issues", {"state": "all", "per_page": PER_PAGE}) for issue in page
+            if isinstance(issue, dict) and "pull_request" not in issue and isinstance(issue.get("number"), int)})

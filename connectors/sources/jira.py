@@ -42,6 +42,7 @@ from .base import (
     EveryScope,
     PermissionSnapshot,
     RecordError,
+    SlimListing,
     SourceConnector,
     SourceRecord,
     iso_datetime,
@@ -100,6 +101,9 @@ class JiraExportConnector(SourceConnector):
             raise ConnectorError("the export holds no .json, .xml or .csv file of issues")
         site, read = str(self.settings.get("site_url") or "").rstrip("/"), 0
         for name in names:
+            if not self.unit(f"file {name}"):
+                read += 1  # read and committed by an earlier run
+                continue
             try:
                 raw = export.read(name)
                 if raw is None:
@@ -115,6 +119,9 @@ class JiraExportConnector(SourceConnector):
             yield from (self._issue_record(issue) for issue in issues)
         if not read:
             raise ConnectorError(f"no file of the export could be read ({', '.join(names)})"[:500])
+
+    def slim_listing(self) -> SlimListing:
+        return self._slim_from_records()
 
     def permissions(self) -> PermissionSnapshot:
         def resolve(metadata: Mapping) -> Access | None:

@@ -26,7 +26,16 @@ from datetime import UTC, datetime
 
 from knowledge.models import Visibility
 
-from .base import Access, ConnectorError, PermissionSnapshot, RecordError, SourceConnector, SourceRecord, path_inside
+from .base import (
+    Access,
+    ConnectorError,
+    PermissionSnapshot,
+    RecordError,
+    SlimListing,
+    SourceConnector,
+    SourceRecord,
+    path_inside,
+)
 from .export_files import ExportFiles
 
 # A channel folder is named by one path component: a name from channels.json never reaches outside the export.
@@ -102,7 +111,11 @@ class SlackExportConnector(SourceConnector):
         export = self._export()
         users, channels = self._directory(export)
         for channel in channels:
-            yield from self._channel_records(export, users, channel)
+            if self.unit(f"channel {channel['id']}"):  # one channel's day files: a resumed run skips committed ones
+                yield from self._channel_records(export, users, channel)
+
+    def slim_listing(self) -> SlimListing | None:
+        return self._slim_from_records()
 
     def _channel_records(self, export: _Export, users, channel: dict) -> Iterator[SourceRecord | RecordError]:
         cid, name = channel["id"], str(channel.get("name") or channel["id"])

@@ -33,8 +33,16 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from .base import ConnectorError, PermissionSnapshot, RecordError, SourceRecord
+from .base import CheckpointInvalid, ConnectorError, PermissionSnapshot, RecordError, SlimListing, SourceRecord
 from .slack import _SKIPPED_SUBTYPES, SlackExportConnector, _when
+
+
+def _is_ts(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 class BoundedRateLimitHandler(RateLimitErrorRetryHandler):
@@ -152,7 +160,22 @@ class SlackApiConnector(SlackExportConnector):
     def records(self) -> Iterator[SourceRecord | RecordError]:
         users, channels = self._directory()
         for channel in channels:
-            yield from self._live_channel_records(users, channel)
+            if self.unit(f"channel {channel['id']}"):  # one channel's history: a resumed run skips committed ones
+                yield from self._live_channel_records(users, channel)
+
+    def window(self) -> dict:
+        # The cursors advanced so far: channels a resumed run skips keep what their run read.
+        return {"cursors": dict(self.cursors)}
+
+    def window_restore(self, window: dict) -> None:
+        cursors = window.get("cursors")
+        if not isinstance(cursors, dict) or not all(isinstance(k, str) and isinstance(v, str) and _is_ts(v)
+                                                    for k, v in cursors.items()):
+            raise CheckpointInvalid("live Slack's window is its cursors: channel id -> message ts")
+        self.cursors = dict(cursors)
+
+    def slim_listing(self) -> SlimListing | None:
+        return None  # a channel's history is its listing: a resumed run leaves deletions to the next full one
 
     def _live_channel_records(self, users, channel: dict) -> Iterator[SourceRecord | RecordError]:
         cid, name = channel["id"], str(channel.get("name") or channel["id"])

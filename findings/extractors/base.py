@@ -14,5 +14,8 @@ class Extractor(Protocol):
     source knows (title, author, observed time) and may be ignored."""
 
     name: str
+    # The dated id of the rule set or model that proposes ("extract-patterns:2026-12"), stored with every piece
+    # of evidence it produced (ClaimEvidence.extractor), so a change of rules is visible and comparable.
+    version: str
 
     def extract(self, *, chunk_text: str, ontology: list[RelationSpec], context: dict[str, Any]) -> Extraction: ...

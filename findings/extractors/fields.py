@@ -17,7 +17,7 @@ masked as for sentences; see findings.extractors.unasserted):
   lose "previously Priya Nair": current_fact_first fell from 0.97 to 0.94 with it).
 - Member lists: list items under a "Members" heading or line, on a page about a group (its title ends with
   "Committee", "Team", "Council" ...): each person is a member of that group, and a parenthesis holding a known
-  office ("(chair)") is their role there.
+  office ("(chair)") is their role there — a literal value, not an entity.
 
 Only a small set of well-known field names is read (`FIELDS`); every other ("Reporter", "Component", "Pilot
 lead", a chat line's "Ana Ruiz:") states nothing here. Values must be well formed: a person-like name (two to
@@ -364,7 +364,9 @@ def _member(reader: _Reader, item: str, start: int, end: int, group: tuple[str, 
     reader.add("member_of", (name, "person"), group, start, end, statement, item)
     office = re.match(r"\(([^()]*)\)", rest)
     if office and office.group(1).strip().casefold() in OFFICES:
-        reader.add("role", (name, "person"), (office.group(1).strip().casefold(), "role"), start, end, statement)
+        # The office is a value of the person's role, not an entity: a node "chair" would join every chair of every
+        # committee in the graph, and list itself among the tenant's people, teams and projects.
+        reader.add("role", (name, "person"), (office.group(1).strip().casefold(), None), start, end, statement)
 
 
 def field_facts(text: str, ontology: list[RelationSpec], context: dict[str, Any]) -> list[FieldFact]:

@@ -28,6 +28,7 @@ class OpenAIExtractor:
     def __init__(self, *, endpoint: ModelEndpoint, model: str) -> None:
         self.endpoint = endpoint
         self.model = model
+        self.version = f"openai:{model}"[:40]  # a model's facts are told apart by the model that proposed them
         self.last_usage: dict[str, int] = {}
 
     def messages(self, chunk_text: str, ontology: list[RelationSpec], context: dict[str, Any]) -> list[dict]:

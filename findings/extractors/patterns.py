@@ -333,10 +333,20 @@ def _statement(sentence: str) -> str:
     return " ".join(sentence.replace("`", "").split())
 
 
+# The head noun of a named group ("the Perch team", "Finance Committee"): the name says what it is, where the
+# relation's first kind would type it as a person. Not "board": "the Northgate pilot board" is a dashboard.
+_GROUP_HEADS = {"team": "team", "squad": "team", "guild": "team", "department": "team", "group": "team",
+                "committee": "committee", "council": "committee"}
+
+
 def _kind(kinds: tuple[str, ...], span: _Span) -> str:
     named = [k for k in kinds if k != "value"]
     if span.kind == "group":
         return "committee" if span.name.endswith("committee") else "team"
+    if span.kind == "name":
+        group = _GROUP_HEADS.get(span.name.rsplit(None, 1)[-1].casefold()) if " " in span.name else None
+        if group is not None and (not named or group in named):
+            return group
     return named[0] if span.kind == "name" and named else span.kind
 
 
@@ -349,10 +359,17 @@ def _fits(spec: RelationSpec, subject: _Span, obj: _Span | str) -> bool:
     return True
 
 
+# The id of this rule set: the phrasings' matching here, the field readers (fields.py) and the masking of what the
+# writer does not assert (unasserted.py). Give it a new date when a change alters what they extract, so evidence
+# found under the old rules stays told apart from the new (ClaimEvidence.extractor).
+PATTERNS_VERSION = "extract-patterns:2026-12"
+
+
 class PatternsExtractor:
     """See the module docstring. Stateless; one instance may serve every chunk."""
 
     name = "patterns"
+    version = PATTERNS_VERSION
 
     def extract(self, *, chunk_text: str, ontology: list[RelationSpec], context: dict[str, Any]) -> Extraction:
         entities: dict[str, ProposedEntity] = {}

@@ -286,7 +286,8 @@ def _edges(neighbour: dict, at: tuple[float, float], group: list[tuple[str, bool
         stroke = _stroke(*at, outgoing, step * PARALLEL_SPACING, step * LABEL_ROW)
         subject, obj = (centre_name, neighbour["name"]) if outgoing else (neighbour["name"], centre_name)
         sentence = f"{subject} {predicate.replace('_', ' ')} {obj}" + (f" ({claims} claims)" if claims > 1 else "")
-        out.append(({"neighbour": neighbour["id"], "predicate": predicate, "label": truncated(predicate, LABEL_CHARS),
+        words = predicate.replace("_", " ")  # "member of", not the relation's identifier
+        out.append(({"neighbour": neighbour["id"], "predicate": predicate, "label": truncated(words, LABEL_CHARS),
                      "outgoing": outgoing, "claims": claims, "href": href, "sentence": sentence}, stroke))
     return out
 

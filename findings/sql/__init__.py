@@ -129,6 +129,7 @@ _REVISE = sql.SQL(
                                            '[)') END,
                recorded = tstzrange(lower(c.recorded), greatest(%(at)s, lower(c.recorded)), '[)'),
                status = 'closed',
+               refuted = t.refute,
                superseded_by_id = t.new_id
           FROM closing t
          WHERE c.id = t.target_id
@@ -159,8 +160,8 @@ def claims_revise(revisions: Sequence[Revision], *, at: datetime) -> dict[int, t
     greatest(new valid_from, old lower) — never later than it already ended — and its recorded range ends at
     `at` (`write_clock`). Backdated case (the new fact starts before the old claim did): the old claim is left
     alone and `cap` is its lower bound, where the new claim's valid range must end so history stays a partition.
-    A REFUTE closes only the recorded range: the refuted claim was never true, so its valid range is not
-    rewritten.
+    A REFUTE closes only the recorded range and marks the claim `refuted`: it was never true, so its valid range
+    is not rewritten, and "valid at" must not read it as a version that held for its period.
     `live targets` < number of targets means a target stopped being current since planning.
     """
     if not revisions:
@@ -215,22 +216,46 @@ def claims_insert(tenant_id: int, rows: Sequence[dict[str, Any]], *, at: datetim
 
 _EVIDENCE = sql.SQL(
     """
-    INSERT INTO {evidence} (claim_id, document_id, chunk_id, quote, quote_start, quote_end, created_at)
+    INSERT INTO {evidence} (claim_id, document_id, chunk_id, quote, quote_start, quote_end, extractor, created_at)
     SELECT * , now() FROM unnest(%(claim)s::bigint[], %(document)s::bigint[], %(chunk)s::bigint[], %(quote)s::text[],
-                                %(start)s::int[], %(end)s::int[])
+                                %(start)s::int[], %(end)s::int[], %(extractor)s::text[])
     ON CONFLICT (claim_id, chunk_id, quote_start) DO NOTHING
     """
 ).format(evidence=sql.Identifier("findings_claim_evidence"))
 
 
-def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int]]) -> int:
-    """(claim, document, chunk, quote, start, end) rows; a repeat of the same quote in the same chunk is a no-op."""
+def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int, str]]) -> int:
+    """(claim, document, chunk, quote, start, end, extractor version) rows; a repeat of the same quote in the same
+    chunk is a no-op (it keeps the version that found it first)."""
     if not rows:
         return 0
-    claim, document, chunk, quote, start, end = (list(column) for column in zip(*rows, strict=True))
+    claim, document, chunk, quote, start, end, extractor = (list(column) for column in zip(*rows, strict=True))
     with connection.cursor() as cursor:
         cursor.execute(_EVIDENCE, {"claim": claim, "document": document, "chunk": chunk, "quote": quote,
-                                   "start": start, "end": end})
+                                   "start": start, "end": end, "extractor": extractor})
+        return cursor.rowcount
+
+
+_WIDEN = sql.SQL(
+    """
+    UPDATE {claim} c
+       SET valid = tstzrange(w.vfrom, upper(c.valid), '[)')
+      FROM (SELECT id, min(vfrom) AS vfrom FROM unnest(%(id)s::bigint[], %(vfrom)s::timestamptz[]) AS w(id, vfrom)
+             GROUP BY id) w
+     WHERE c.id = w.id AND c.policy = 'set' AND upper_inf(c.recorded) AND lower(c.valid) > w.vfrom
+       AND (upper_inf(c.valid) OR upper(c.valid) > w.vfrom)
+    """
+).format(claim=sql.Identifier("findings_claim"))
+
+
+def set_claims_widen(starts: Sequence[tuple[int, datetime]]) -> int:
+    """Start current set claims earlier where a repeat of the same value (a NOOP) is dated before them: (claim id,
+    the repeat's valid_from) each. A set holds many values at once, so no other claim's range is in the way; what
+    the records say held since 2025-07-08 must not answer "valid at" only from a later record's date."""
+    if not starts:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(_WIDEN, {"id": [s[0] for s in starts], "vfrom": [s[1] for s in starts]})
         return cursor.rowcount
 
 

@@ -39,6 +39,7 @@ class CandidateRow:
     embedding: str | None  # pgvector text literal
     valid_from: datetime
     valid_to: datetime | None
+    object_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,9 @@ _MATCH = sql.SQL(
     SELECT b.idx, m.id, m.object_key, m.statement, m.similarity
       FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(policy)s::text[],
                   %(scope)s::text[], %(perspective)s::text[], %(statement)s::text[], %(embedding)s::text[],
-                  %(vfrom)s::timestamptz[], %(vto)s::timestamptz[])
-           AS b(idx, subject_id, predicate_id, policy, scope, perspective, statement, embedding, vfrom, vto)
+                  %(vfrom)s::timestamptz[], %(vto)s::timestamptz[], %(object_key)s::text[])
+           AS b(idx, subject_id, predicate_id, policy, scope, perspective, statement, embedding, vfrom, vto,
+                object_key)
      CROSS JOIN LATERAL (
            SELECT c.id, c.object_key, c.statement,
                   CASE WHEN c.embedding IS NOT NULL AND b.embedding IS NOT NULL
@@ -69,8 +71,9 @@ _MATCH = sql.SQL(
               AND upper_inf(c.recorded)
               -- a state slot is one value per validity window: only claims whose window meets the new one
               AND (b.policy <> 'state' OR c.valid && tstzrange(b.vfrom, b.vto, '[)'))
-            -- exact ordering, no HNSW: the slot filter leaves a handful of rows per candidate
-            ORDER BY similarity DESC, c.id
+            -- exact ordering, no HNSW: the slot filter leaves a handful of rows per candidate. A claim of the same
+            -- object comes first whatever its wording: for a set relation it is the same fact (consolidation.decide)
+            ORDER BY c.object_key = b.object_key DESC, similarity DESC, c.id
             -- a state candidate needs every current claim its window meets (each one is revised, or the
             -- exclusion constraint refuses the insert); the others only need the nearest few
             LIMIT CASE WHEN b.policy = 'state' THEN NULL ELSE %(top_k)s END
@@ -93,6 +96,7 @@ def claims_match(tenant_id: int, rows: Sequence[CandidateRow], top_k: int = TOP_
         "scope": [r.scope for r in rows], "perspective": [r.perspective for r in rows],
         "statement": [r.statement for r in rows], "embedding": [r.embedding for r in rows],
         "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
+        "object_key": [r.object_key for r in rows],
     }
     with connection.cursor() as cursor:
         cursor.execute(_MATCH, params)

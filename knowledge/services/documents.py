@@ -86,9 +86,13 @@ def _prepare(item: DocumentInput) -> _Prepared:
     locations = [chunk_location(span.start, span.end, item.segments) for span in spans]
     # From the body as received: HTML parsing keeps the text of a link, not where it points.
     links = links_extract(item.body, own_ticket=own_ticket_key(title, item.external_id))
+    metadata = metadata_sanitise(item.metadata, external_id=item.external_id)
+    if item.segments:
+        # Kept with the record so a citation of a sentence can name its own page ("page 4"), not its chunk's
+        # "pages 3–4" (chunk_location over the sentence's span).
+        metadata["segments"] = [[start, end, label] for start, end, label in item.segments]
     return _Prepared(item=item, text=parsed.text, chunks=spans, content_hash=content_hash(title, parsed.text),
-                     metadata=metadata_sanitise(item.metadata, external_id=item.external_id), acl=acl,
-                     author=author, locations=locations, links=links)
+                     metadata=metadata, acl=acl, author=author, locations=locations, links=links)
 
 
 _NUMBERED = re.compile(r"^(\w+) (\d+)$")

@@ -52,6 +52,10 @@ def _seed(world, corpus):
     assert hidden.status_code == 200, hidden.content
     answer_id = hidden.json()["message_id"]
     requested = member_api.post("/api/v1/access-requests", {"answer_id": answer_id}, format="json")
+    # A thumbs down with a reason, so the gaps page shows its "answers marked unhelpful" table.
+    rated = member_api.post(f"/api/v1/answers/{answer_id}/feedback", {"rating": "down", "reason": "Says nothing"},
+                            format="json")
+    assert rated.status_code == 200, rated.content
     upload = admin_api.post(f"/api/v1/sources/{source.pk}/uploads",
                             {"files": [_file("notes.md", b"# Notes\n\nThe duty lead rotates weekly.\n")]},
                             format="multipart")
@@ -59,6 +63,7 @@ def _seed(world, corpus):
     return {
         "doc": Document.objects.get(pk=doc.pk), "chunk": chunk, "claim": claim,
         "batch": upload.json()["id"], "requested": requested.status_code, "run": _sync_run(world, source),
+        "conversation": hidden.json()["conversation_id"],
     }
 
 
@@ -86,7 +91,8 @@ def _pages(seeded) -> dict[str, list[str]]:
     return {
         "anonymous": ["/accounts/login/", "/accounts/password_reset/", "/t/acme/no-such-page/"],
         "member": [
-            "/t/acme/chat/", "/t/acme/documents/", "/t/acme/documents/?q=laptop",
+            "/t/acme/chat/", f"/t/acme/chat/{seeded['conversation']}/", "/t/acme/chat/?q=workforce",
+            "/t/acme/documents/", "/t/acme/documents/?q=laptop",
             f"/t/acme/documents/{doc.pk}/#chars={chunk.start}-{chunk.end}",
             "/t/acme/findings/", f"/t/acme/findings/{claim.pk}/", f"/t/acme/findings/entities/{claim.subject_id}/",
             f"/t/acme/findings/entities/{claim.subject_id}/graph/",

@@ -25,7 +25,7 @@ MISSING_ID = 2_000_000_000
 ADMIN_ONLY = {
     ("POST", "sources"), ("PATCH", "sources/<int:source_id>"), ("DELETE", "sources/<int:source_id>"),
     ("POST", "sources/<int:source_id>/import"), ("POST", "documents"), ("PATCH", "documents/<int:document_id>"),
-    ("DELETE", "documents/<int:document_id>"), ("GET", "gaps"),
+    ("DELETE", "documents/<int:document_id>"), ("GET", "gaps"), ("GET", "gaps/unhelpful-answers"),
     # connectors: configuration, credentials and sync runs are the tenant admin's
     ("GET", "sources/<int:source_id>/connector"), ("PUT", "sources/<int:source_id>/connector"),
     ("POST", "sources/<int:source_id>/sync-runs"), ("GET", "sources/<int:source_id>/sync-runs"),

@@ -55,7 +55,8 @@ def test_history_lists_own_conversations_and_hides_others(world, corpus, no_cach
     assert f'/t/acme/chat/{final["conversation_id"]}/' in page
     assert _client(world.member).get(f"/t/acme/chat/{final['conversation_id']}/").status_code == 200
     assert _client(world.admin).get(f"/t/acme/chat/{final['conversation_id']}/").status_code == 404
-    assert "laptop" not in _client(world.admin).get("/t/acme/chat/").content.decode().lower()
+    # (The admin's suggested questions may name the readable "Laptop policy"; the member's question is not there.)
+    assert "laptop replacements" not in _client(world.admin).get("/t/acme/chat/").content.decode().lower()
 
 
 def test_session_post_needs_the_csrf_header(world, corpus, no_cache):

@@ -76,7 +76,11 @@ def test_model_answer_is_renumbered_in_final_and_stored(world, corpus, no_cache)
     assert [c["label"] for c in stored.citations] == ["S1", "S2"]
     cited = {c["label"]: c for c in final["citations"]}
     assert cited["S2"]["location"] == "page 3" and cited["S1"]["location"] == ""
-    assert cited["S2"]["viewer_url"] == f"/t/acme/documents/{pub.document_id}/#chars={pub.start}-{pub.end}"
+    # The viewer link highlights the sentence the answer rests on, not the whole chunk (chat.citation_spans).
+    sentence = "Every engineer receives a laptop on day one."
+    assert pub.text.startswith(sentence) and pub.end > pub.start + len(sentence)
+    assert cited["S2"]["viewer_url"] == (
+        f"/t/acme/documents/{pub.document_id}/#chars={pub.start}-{pub.start + len(sentence)}")
     assert cited["S2"]["record_url"] == "https://wiki.acme.test/laptops"
 
 

@@ -98,8 +98,9 @@ def test_an_unreadable_superseding_claim_is_ignored(world, docs):  # noqa: F811
 def test_a_refuted_claim_never_held(world, docs):  # noqa: F811
     _budget(world, docs)
     old = Claim.objects.get(object_value="$2.4M")
-    # A REFUTE closes the recorded range and names the successor but leaves the valid range as it was.
-    Claim.objects.filter(pk=old.pk).update(valid=DateTimeTZRange(old.valid.lower, None, "[)"))
+    # A REFUTE closes the recorded range, names the successor and marks the claim refuted, but leaves the valid
+    # range as it was.
+    Claim.objects.filter(pk=old.pk).update(valid=DateTimeTZRange(old.valid.lower, None, "[)"), refuted=True)
     member = world.authority(world.member)
     facts = current_facts(member, "What is the FY2026 R&D budget?", now=NOW)
     assert facts.lead(_labels(facts)) == "The FY2026 R&D budget is $2.1M since 2025-10-10 [S1]."

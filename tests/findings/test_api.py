@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -41,8 +43,9 @@ def test_list_filters_and_as_of(world, handover, docs):
     priya = handover["Head of Support|Priya Nair"]
     assert _statements(client.get("/api/v1/findings", {"entity": priya.subject_id})) == []
     assert len(_statements(client.get("/api/v1/findings", {"predicate": "owns"}))) == 1
+    # valid at (as known now): Priya's role, replaced on 2025-09-01, still held on 2025-03-01
     assert _statements(client.get("/api/v1/findings", {"valid_at": "2025-03-01"})) == [
-        "Tom Becker is the owner of the <Billing> Service."]
+        "On 2025-01-15 Priya Nair became Head of Support.", "Tom Becker is the owner of the <Billing> Service."]
     marcus = handover["Head of Support|Marcus Lee"]
     assert len(_statements(client.get("/api/v1/findings", {"entity": marcus.object_entity_id}))) == 1
     assert len(_statements(client.get("/api/v1/findings", {"source": docs.source.pk}))) == 2
@@ -119,7 +122,8 @@ def test_pages_render_escape_and_guard_membership(world, handover, client):
     detail = client.get(f"/t/acme/findings/{tom.pk}/").content.decode()
     assert "<mark>Tom Becker is the owner of the &lt;Billing&gt; Service.</mark>" in detail
     history = client.get(f"/t/acme/findings/{marcus.pk}/").content.decode()
-    assert "Superseded: " in history and "Priya Nair became Head of Support" in history
+    words = " ".join(re.sub(r"<[^>]+>", " ", history).split())
+    assert "Replaced: On 2025-01-15 Priya Nair became Head of Support. (held 2025-01-15 → 2025-09-01 )" in words
     assert client.get(f"/t/acme/findings/entities/{marcus.subject_id}/").status_code == 200
     refused = client.get("/t/acme/findings/", {"valid_at": "soon"})  # the page with its message, as a 400
     assert refused.status_code == 400 and "valid_at" in refused.content.decode()
@@ -198,3 +202,18 @@ def test_list_and_entity_rows_link_their_first_readable_quote(world, docs, clien
         assert len(links) == 1
         assert links[0].startswith(f"/t/acme/documents/{open_doc.pk}/#chars={open_start}-"
                                    f"{open_start + len(sentence)}\">open</a>")
+
+
+def test_filter_by_entity_name(world, handover):
+    """By name, any case, as subject or object; the outsider's tenant holds none of it; a NUL is a 400."""
+    client = world.client(world.admin)
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "marcus"})) == [
+        "On 2025-09-01 Marcus Lee took over as Head of Support from Priya Nair."]
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "billing"})) == [
+        "Tom Becker is the owner of the <Billing> Service."]  # the object's name
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "priya", "valid_at": "2025-03-01"})) == [
+        "On 2025-01-15 Priya Nair became Head of Support."]
+    assert _statements(client.get("/api/v1/findings", {"entity_name": "nobody"})) == []
+    assert client.get("/api/v1/findings", {"entity_name": "a\x00"}).status_code == 400
+    outsider = world.client(world.outsider, world.globex)
+    assert _statements(outsider.get("/api/v1/findings", {"entity_name": "marcus"})) == []

@@ -55,7 +55,9 @@ def test_analyst_browses_findings_detail_history_and_entity(live_server, browser
     assert mark.text == "On 2025-01-15 Priya Nair became Head of Support."
     assert browser.find_element(By.CSS_SELECTOR, ".evidence .chunk").text.startswith("Intro.")
     assert browser.find_element(By.CSS_SELECTOR, "a.record-link").get_attribute("href") == "https://wiki.test/a"
-    assert "Superseded by: On 2025-09-01 Marcus Lee" in browser.find_element(By.ID, "history").text
+    assert browser.find_element(By.ID, "history-self").text == (
+        "Held 2025-01-15 → 2025-09-01, then replaced by On 2025-09-01 Marcus Lee took over as Head of Support from "
+        "Priya Nair.")
 
     browser.find_element(By.LINK_TEXT, "Priya Nair").click()
     navigated(f"/findings/entities/{priya.subject_id}/")

@@ -89,7 +89,24 @@ def test_any_other_state_case_updates_the_nearest(matches):
 ])
 def test_set_and_event_thresholds(policy, similarity, same_object, expected):
     match = Match(1, "kafka" if same_object else "rabbitmq", similarity)
+    if policy == "set" and same_object:  # a set holds a value or not: the same object is the same fact
+        expected = Verdict(NOOP, 1)
     assert decide(policy, "kafka", [match]) == expected
+
+
+@pytest.mark.parametrize("policy", ["set", "event"])
+def test_different_identifiers_are_never_paired_as_duplicates(policy):
+    """The review queue paired KR-1104 with KR-1058 at 0.95: two tickets are two facts."""
+    assert decide(policy, "kr-1104", [Match(1, "kr-1058", 0.95)]) == Verdict(ADD)
+    assert decide(policy, "kr-1104", [Match(1, "kr-1058", 0.99), Match(2, "kr-1104", 0.95)]) == Verdict(NOOP, 2)
+    assert decide(policy, "postgresql", [Match(1, "postgres", 0.95)]) == Verdict(AMBIGUOUS)  # alias drift: asked
+
+
+def test_a_set_value_said_in_other_words_is_the_same_claim():
+    """"The warehouse team uses Grafana" in three records worded three ways is one open claim."""
+    matches = [Match(1, "snowflake", 0.5), Match(2, "grafana", 0.2), Match(3, "grafana", 0.3)]
+    assert decide("set", "grafana", matches) == Verdict(NOOP, 3)
+    assert decide("event", "grafana", matches) == Verdict(ADD)  # two events with one object may be two events
 
 
 def test_a_same_object_match_above_the_threshold_wins_over_a_nearer_different_one():
@@ -100,11 +117,11 @@ def test_a_same_object_match_above_the_threshold_wins_over_a_nearer_different_on
 def test_thresholds_come_from_settings(settings):
     settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 0.95
     settings.CONSOLIDATION_BORDERLINE_FLOOR = 0.5
-    assert decide("set", "kafka", [Match(1, "kafka", 0.92)]) == Verdict(AMBIGUOUS)
-    assert decide("set", "kafka", [Match(1, "kafka", 0.6)]) == Verdict(AMBIGUOUS)
-    assert decide("set", "kafka", [Match(1, "kafka", 0.49)]) == Verdict(ADD)
+    assert decide("event", "kafka", [Match(1, "kafka", 0.92)]) == Verdict(AMBIGUOUS)
+    assert decide("event", "kafka", [Match(1, "kafka", 0.6)]) == Verdict(AMBIGUOUS)
+    assert decide("event", "kafka", [Match(1, "kafka", 0.49)]) == Verdict(ADD)
     settings.CONSOLIDATION_AUTO_MERGE_THRESHOLD = 0.7
-    assert decide("set", "kafka", [Match(1, "kafka", 0.7)]) == Verdict(NOOP, 1)
+    assert decide("event", "kafka", [Match(1, "kafka", 0.7)]) == Verdict(NOOP, 1)
 
 
 def test_unknown_policy_is_an_error():

@@ -161,6 +161,8 @@ def test_a_member_list_on_a_group_page():
         ("Hannah Schmidt", "member_of", "Architecture Council", None),
         ("Raj Iyer", "member_of", "Architecture Council", None), ("Raj Iyer", "role", "chair", None),
         ("Sun Li", "member_of", "Architecture Council", "2025-11-03")]
+    kinds = {e.name: e.kind for e in _extract(MEMBERS, title="Architecture Council").entities}
+    assert "chair" not in kinds and kinds["Raj Iyer"] == "person"  # the office is a value, no entity
     assert _facts("Members:\n- Raj Iyer\n- Sun Li", title="Architecture Council") == [
         ("Raj Iyer", "member_of", "Architecture Council", None), ("Sun Li", "member_of", "Architecture Council", None)]
 

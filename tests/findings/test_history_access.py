@@ -56,8 +56,10 @@ def test_as_of_and_valid_at_use_the_seen_history(world, promotion):
         assert [i["id"] for i in member.get("/api/v1/findings", params).json()["results"]] == [old.pk], params
     admin = world.client(world.admin)
     assert [i["id"] for i in admin.get("/api/v1/findings", {"valid_at": "2025-09-01"}).json()["results"]] == [new.pk]
+    # as known now, Priya's old role held until the promotion replaced it: valid inside its period, not after
     assert [i["id"] for i in admin.get("/api/v1/findings", {"valid_at": "2025-03-01", "known_at": "2999-01-01"})
-            .json()["results"]] == []  # as recorded now, Priya's old role (closed) is not in the current record
+            .json()["results"]] == [old.pk]
+    assert [i["id"] for i in admin.get("/api/v1/findings", {"valid_at": "2025-03-01"}).json()["results"]] == [old.pk]
 
 
 def test_entity_api_and_page(world, promotion):
@@ -71,7 +73,8 @@ def test_entity_api_and_page(world, promotion):
     client.force_login(world.member)
     page = client.get(f"/t/acme/findings/entities/{old.subject_id}/")
     assert page.status_code == 200
-    assert b"<td>open" in page.content and b"<td>closed" not in page.content and b"2025-06-01" not in page.content
+    assert b'<td data-label="Status">current' in page.content and b"replaced" not in page.content
+    assert b"2025-06-01" not in page.content
     admin_claims = world.client(world.admin).get(f"/api/v1/entities/{old.subject_id}").json()["claims"]
     assert {c["id"]: c["status"] for c in admin_claims} == {old.pk: "closed", new.pk: "open"}
 

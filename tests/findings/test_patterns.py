@@ -132,3 +132,14 @@ def test_value_first_templates_and_budget_revisions_from_the_migrated_ontology(r
     ]
     grounded = GroundedProjection.from_extraction(extraction, chunk_text=text, ontology=specs)
     assert [f.object for f in grounded.accepted] == ["12 K2 robots", "20 robots", "20 robots", "$2.1M"]
+
+
+def test_a_named_team_is_typed_a_team_not_a_person(specs):
+    """The demo's "the Perch team also uses GitLab CI": the relation's first subject kind is a person, but the name's
+    head noun says it is a team."""
+    text = "The firmware team uses GitLab CI; the Perch team also uses GitLab CI plus a staging cluster."
+    _, extraction = _triples(text, specs)
+    kinds = {e.name: e.kind for e in extraction.entities}
+    assert kinds["Perch team"] == "team" and kinds["firmware team"] == "team"
+    _, extraction = _triples("Priya Nair uses GitLab CI.", specs)
+    assert {e.name: e.kind for e in extraction.entities}["Priya Nair"] == "person"

@@ -253,3 +253,19 @@ def test_a_late_value_outside_a_replaced_version_or_equal_to_it_does_not_cut_it(
     _write(world, fact(late, late.text, "Priya Nair", "role", role, valid_from))
     after = Claim.objects.get(pk=hos.pk)
     assert (after.valid, after.superseded_by_id) == (hos.valid, hos.superseded_by_id)
+
+
+def test_one_set_value_said_three_ways_is_one_open_claim_from_its_earliest_date(world, docs):
+    """The demo's "warehouse team uses Grafana": three records, three wordings, one membership with three pieces of
+    evidence, valid from the earliest record's date (written last here)."""
+    sentences = [("a", "**Grafana** shows live fleet dashboards; the warehouse team uses Grafana for fleet dashboards.",
+                  "2025-07-21"),
+                 ("b", "The warehouse team uses Grafana for fleet dashboards.", "2025-09-01"),
+                 ("c", "The warehouse team uses Grafana for live fleet dashboards and Snowflake for weekly reports.",
+                  "2025-07-08")]
+    for name, text, day in sentences:
+        _, chunk = docs.doc(name, text)
+        _write(world, fact(chunk, text, "warehouse team", "uses", "Grafana", day, object_kind="product",
+                           subject_kind="team"))
+    [claim] = _open()
+    assert claim.evidence.count() == 3 and claim.valid.lower == at("2025-07-08") and claim.valid.upper is None

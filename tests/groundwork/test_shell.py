@@ -194,3 +194,15 @@ def test_shell_pages_carry_the_csp_but_admin_and_api_docs_do_not(client, world):
     assert "Content-Security-Policy" not in client.get("/api/docs/").headers
     assert "Content-Security-Policy" not in client.get("/healthz").headers  # JSON, not a page
     assert client.get("/t/acme/chat/")["Content-Security-Policy"] == policy  # chat's own decorator, same policy
+
+
+def test_home_links_an_operator_to_the_platform_admin(client, world):
+    operator = get_user_model().objects.create_user(username="op", password=None, is_staff=True, is_superuser=True)
+    client.force_login(operator)
+    html = client.get("/").content.decode()
+    assert 'id="platform-admin-link"' in html and 'href="/admin/"' in html
+    assert "You belong to no workspace yet" not in html
+    # A plain user in no workspace gets no such link (the admin would refuse them anyway).
+    loner = get_user_model().objects.create_user(username="loner", password=None)
+    client.force_login(loner)
+    assert "platform-admin-link" not in client.get("/").content.decode()

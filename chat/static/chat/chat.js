@@ -67,10 +67,33 @@
     const fragment = byId("evidence-fragment");
     if (typeof citation.fragment_html === "string") fragment.innerHTML = citation.fragment_html;  // sanitised on the server
     else fragment.textContent = citation.fragment || "";
+    markCited(fragment, citation);
     panel.hidden = false;
     panel.dataset.label = citation.label;
     panelOpener = opener || null;
     panel.focus();
+  }
+
+  // Within the fragment, mark the sentence the answer rests on (cited_start-cited_end, chat.citation_spans): its
+  // first line, where it stands whole in one text node of the rendered fragment; otherwise nothing is marked.
+  function markCited(container, citation) {
+    if (typeof citation.cited_start !== "number" || typeof citation.start !== "number") return;
+    if (citation.cited_start <= citation.start && citation.cited_end >= citation.end) return;
+    const cited = (citation.fragment || "").slice(citation.cited_start - citation.start,
+                                                  citation.cited_end - citation.start);
+    const needle = cited.split("\n")[0].trim();
+    if (!needle) return;
+    const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.data.indexOf(needle);
+      if (at < 0) continue;
+      const match = node.splitText(at);
+      match.splitText(needle.length);
+      const mark = element("mark", "cited");
+      match.parentNode.replaceChild(mark, match);
+      mark.appendChild(match);
+      return;
+    }
   }
 
   function closeEvidence() {
@@ -193,6 +216,78 @@
     container.appendChild(note);
   }
 
+  function sendFeedback(messageId, rating, reason) {
+    return fetch(api + "answers/" + messageId + "/feedback", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify({ rating: rating, reason: reason || "" }),
+    }).then(function (response) {
+      if (!response.ok) throw new Error(String(response.status));
+      return response.json();
+    });
+  }
+
+  // Thumbs up / down under an answer; "Not helpful" also opens an optional reason. Each press is sent at once
+  // (a second rating replaces the first), so a reader who never types a reason still counts.
+  function feedbackControls(container, messageId, current) {
+    const box = element("div", "feedback");
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Was this answer helpful?");
+    const up = element("button", "feedback-up", "👍 Helpful");
+    const down = element("button", "feedback-down", "👎 Not helpful");
+    const status = element("span", "feedback-status muted");
+    status.setAttribute("role", "status");
+    const reasonForm = element("form", "feedback-reason");
+    reasonForm.hidden = true;
+    const reasonId = "feedback-reason-" + messageId;
+    const label = element("label", "visually-hidden", "What was wrong with this answer? (optional)");
+    label.htmlFor = reasonId;
+    const reason = element("input");
+    reason.id = reasonId;
+    reason.type = "text";
+    reason.maxLength = 1000;
+    reason.placeholder = "What was wrong? (optional)";
+    const sendReason = element("button", "", "Send reason");
+    sendReason.type = "submit";
+    reasonForm.appendChild(label);
+    reasonForm.appendChild(reason);
+    reasonForm.appendChild(sendReason);
+    [up, down].forEach(function (b) { b.type = "button"; });
+
+    function pressed(rating) {
+      up.setAttribute("aria-pressed", String(rating === "up"));
+      down.setAttribute("aria-pressed", String(rating === "down"));
+      container.dataset.feedback = rating || "";
+    }
+
+    function rate(rating, text) {
+      status.textContent = "Sending…";
+      return sendFeedback(messageId, rating, text).then(function (data) {
+        pressed(data.rating);
+        status.textContent = data.rating === "up" ? "Thanks for the feedback." :
+          (data.reason ? "Thanks: your reason was sent to the workspace's admins." : "Thanks for the feedback.");
+      }).catch(function (error) {
+        status.textContent = "The feedback could not be sent (" + error.message + ").";
+      });
+    }
+
+    up.addEventListener("click", function () { reasonForm.hidden = true; rate("up", ""); });
+    down.addEventListener("click", function () {
+      rate("down", "").then(function () { reasonForm.hidden = false; reason.focus(); });
+    });
+    reasonForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      rate("down", reason.value.trim());
+    });
+    pressed(current || null);
+    box.appendChild(up);
+    box.appendChild(down);
+    box.appendChild(status);
+    box.appendChild(reasonForm);
+    container.appendChild(box);
+  }
+
   function renderFinal(container, body, final) {
     body.innerHTML = final.html;  // sanitised on the server
     const lookup = (final.sources || []).concat(final.citations || []);
@@ -207,6 +302,7 @@
     hintNote(container, final.hint, final.message_id);
     if (final.corpus === "empty") container.appendChild(element("p", "note", "Nothing is searchable for you yet."));
     badge(container, final.verification, final.message_id);
+    if (final.message_id && final.withdrawn !== true) feedbackControls(container, final.message_id, final.feedback);
   }
 
   function addUser(text) {
@@ -305,10 +401,21 @@
     });
   }
 
+  const suggestions = byId("suggestions");
+  if (suggestions) {
+    suggestions.querySelectorAll("button.suggestion").forEach(function (button) {
+      button.addEventListener("click", function () {
+        input.value = button.dataset.question;
+        submit();
+      });
+    });
+  }
+
   function submit() {
     const question = input.value.trim();
     if (!question || sendButton.disabled) return;
     input.value = "";
+    if (suggestions) suggestions.hidden = true;
     sendButton.disabled = true;
     ask(question).finally(function () { sendButton.disabled = false; });
   }

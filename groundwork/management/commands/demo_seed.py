@@ -73,10 +73,16 @@ def demo_people_seed(*, tenant: Tenant, prefix: str = "", password: str | None =
 class Command(BaseCommand):
     help = "Create the demo tenant (admin, analyst, member, a demo API key) and load the sample data."
 
+    def add_arguments(self, parser):
+        # `make run` / `make dev` pass the address they serve, so the banner's example names the real port.
+        parser.add_argument("--url", default="http://127.0.0.1:8000",
+                            help="the server's base URL the banner's examples name (default %(default)s)")
+
     def handle(self, *args, **options):
         if settings.PRODUCTION:
             raise CommandError("demo_seed is for development only; DJANGO_ENV=production is set")
         User = get_user_model()
+        base_url = options["url"].rstrip("/")
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(slug=DEMO_TENANT[0], defaults={"name": DEMO_TENANT[1]})
             users = demo_people_seed(tenant=tenant)
@@ -102,7 +108,7 @@ class Command(BaseCommand):
         if issued is not None:
             self.stdout.write(self.style.WARNING(
                 f"demo API key (shown once, development only): {issued.raw_key}\n"
-                f"  try: curl -H 'Authorization: Bearer {issued.raw_key}' http://127.0.0.1:8000/api/v1/me"
+                f"  try: curl -H 'Authorization: Bearer {issued.raw_key}' {base_url}/api/v1/me"
             ))
         else:
             self.stdout.write("demo API key exists already (it was printed when created; issue a new one in /admin/)")
@@ -110,3 +116,5 @@ class Command(BaseCommand):
         for name, loader in sample_loaders():
             self.stdout.write(f"loading sample data: {name}")
             loader(tenant=tenant, platform=platform, users=users, stdout=self.stdout)
+        self.stdout.write(self.style.SUCCESS(
+            f"sign in at {base_url}/accounts/login/ (platform admin: {base_url}/admin/)"))
