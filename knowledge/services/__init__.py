@@ -14,7 +14,7 @@ from .documents import (
     documents_ingest,
     documents_resume,
 )
-from .grants import documents_access_set, source_upload_allowed
+from .grants import documents_access_set, source_upload_check
 from .links import document_links_backfill
 from .records import RESERVED_METADATA_KEYS, DocumentInput, IngestResult, RecordInvalid, metadata_sanitise
 from .sources import source_create, source_delete, source_update
@@ -24,5 +24,5 @@ __all__ = [
     "content_hash", "document_acl_set", "document_delete", "document_ingest", "document_links_backfill",
     "document_update", "documents_access_set",
     "documents_import", "documents_ingest", "documents_resume", "metadata_sanitise", "source_create",
-    "source_delete", "source_update", "source_upload_allowed",
+    "source_delete", "source_update", "source_upload_check",
 ]
