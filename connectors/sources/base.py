@@ -23,6 +23,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from knowledge.parsing import Parsed
 from knowledge.services import DocumentInput
 
 SCOPE_KEY = "connector_scope"
@@ -79,18 +80,21 @@ class SourceRecord:
     metadata: dict = field(default_factory=dict)
     access: Access = INHERIT
     segments: tuple = ()
+    # The body's parse when the connector's file reader made one (knowledge.files): ingest does not parse it again.
+    parsed: Parsed | None = field(default=None, compare=False, repr=False)
 
     def document_input(self, *, metadata: Mapping[str, Any] | None = None) -> DocumentInput:
         """This record as knowledge's intake envelope, with the sync's own `metadata` keys added. Raises
         RecordInvalid (naming the field) for a value the connector read from its source that no document holds."""
         title = self.title.strip() if isinstance(self.title, str) else self.title
-        return DocumentInput(
+        item = DocumentInput(
             external_id=self.external_id, title=title or self.external_id, body=self.body, format=self.format,
             record_url=self.url.strip() if isinstance(self.url, str) else self.url, author=self.author or None,
             created_at=_aware(self.created_at), updated_at=_aware(self.updated_at),
             metadata={**self.metadata, SCOPE_KEY: self.scope, **(metadata or {})},
             visibility=self.access.visibility, acl=tuple(self.access.acl) if self.access.acl is not None else None,
             segments=tuple(self.segments))
+        return item.parsed_known(self.parsed) if self.parsed is not None else item
 
     def as_record(self) -> dict:
         """The record's fields as the sync hashes them (connectors.sync.record_hash): a changed hash is a changed

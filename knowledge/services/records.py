@@ -75,6 +75,12 @@ class DocumentInput:
         Markdown heading as title) hands its result on with `parsed_known`. Raises ParseError."""
         return parse_body(self.body, self.format)
 
+    @property
+    def parse_known(self) -> Parsed | None:
+        """The parse of the body made already, or None: for an entry that carries the body on in a type of its own
+        (a connector's SourceRecord) and hands it back with `parsed_known`."""
+        return self.__dict__.get("parsed")
+
     def parsed_known(self, parsed: Parsed) -> DocumentInput:
         """Keep a parse of this body already made (parse_body(self.body, self.format)), so ingest does not parse
         it again."""
