@@ -189,7 +189,7 @@ class DocumentListApi(AuthorityAPIView):
         # The form's choices over the file's own; the access is the form's, never a JSON record's own.
         doc = parsed[0]
         overrides = {key: data[key] for key in ("external_id", "title", "record_url") if data.get(key)}
-        item = doc.overridden(**overrides, visibility=None, acl=None, **_access_input(data))
+        item = doc.overridden(**overrides, **{"visibility": None, "acl": None, **_access_input(data)})
         return item, data["source"]
 
 

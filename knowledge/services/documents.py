@@ -179,12 +179,12 @@ class _Batch:
 def _batch_open(authority: Authority, source: Source, prepared: list[_Prepared], *, member: bool) -> _Batch:
     """Lock what the batch writes: the source's defaults (FOR SHARE; see source_update), then its documents."""
     defaults = source_defaults_share(source.pk)
-    if defaults is None:
-        raise ValidationError("the source no longer exists")
-    default_visibility, members_may_upload = defaults
     if member:
         # Under the lock: an admin may have closed the source to members since the upload was recorded.
-        source_upload_check(authority, source, members_may_upload=members_may_upload)
+        source_upload_check(authority, source, members_may_upload=defaults[1] if defaults else None)
+    if defaults is None:
+        raise ValidationError("the source no longer exists")
+    default_visibility = defaults[0]
     existing = {d.external_id: d for d in Document.objects.select_for_update().filter(
         source=source, external_id__in=[p.item.external_id for p in prepared])}
     if member:

@@ -102,6 +102,9 @@ class DocumentInput:
     def overridden(self, **changes: Any) -> DocumentInput:
         """This document with some fields replaced by an entry's own choices; only those are checked again, and
         the parse of the body is kept while body and format stay."""
+        unknown = changes.keys() - {f.name for f in fields(self)}
+        if unknown:
+            raise TypeError(f"DocumentInput has no field {', '.join(sorted(unknown))}")
         checks = {name: check for name, check in _CHECKS.items() if name in changes}
         if "title" in changes and not changes["title"]:  # the usual default: the external id
             changes["title"] = changes.get("external_id", self.external_id)
@@ -148,22 +151,27 @@ class DocumentInput:
                 value = timezone.make_aware(value)
             return value
 
-        title, record_url = record.get("title"), record.get("record_url")
-        visibility, acl = record.get("visibility"), record.get("acl")
+        def given(key: str, default: Any) -> Any:
+            """The record's value, stripped when a string; `default` when absent, null or blank. A value of another
+            type is passed on for the envelope to refuse, naming the field."""
+            value = record.get(key)
+            if isinstance(value, str):
+                return value.strip() or default
+            return default if value is None else value
+
+        visibility, acl, metadata, segments = (record.get(k) for k in ("visibility", "acl", "metadata", "segments"))
         own_access = visibility is not None or acl is not None
         return cls(
-            external_id=external_id, title=(title.strip() if isinstance(title, str) else title) or external_id,
+            external_id=external_id, title=given("title", external_id),
             body=next((v for v in (record.get("text"), record.get("body")) if v is not None), ""),
-            format="text" if record.get("format") is None else record["format"],
-            record_url=record_url.strip() if isinstance(record_url, str) else "" if record_url is None else record_url,
-            author=record.get("author") or None,
+            format=given("format", "text"), record_url=given("record_url", ""), author=given("author", None),
             created_at=when("created_at"), updated_at=when("updated_at"), observed_at=when("observed_at"),
             expires_at=when("expires_at"),
-            metadata=dict(record["metadata"]) if isinstance(record.get("metadata"), Mapping) else record.get(
-                "metadata") or {},
+            metadata=dict(metadata) if isinstance(metadata, Mapping) else {} if metadata is None else metadata,
             visibility=(visibility or Visibility.WORKSPACE) if own_access else None,
-            acl=(tuple(acl) if isinstance(acl, list | tuple) else acl or ()) if own_access else None,
-            segments=tuple(tuple(s) if isinstance(s, list) else s for s in record.get("segments") or ()),
+            acl=(tuple(acl) if isinstance(acl, list | tuple) else () if acl is None else acl) if own_access else None,
+            segments=tuple(tuple(s) if isinstance(s, list) else s for s in segments) if isinstance(
+                segments, list | tuple) else () if segments is None else segments,
         )
 
 
@@ -220,8 +228,9 @@ def _acl_problem(value: Any) -> str | None:
 
 
 def _segments_problem(value: Any) -> str | None:
-    if all(isinstance(s, Sequence) and len(s) == 3 and isinstance(s[0], int) and isinstance(s[1], int)
-           and isinstance(s[2], str) for s in value):
+    if isinstance(value, list | tuple) and all(
+            isinstance(s, Sequence) and len(s) == 3 and isinstance(s[0], int) and isinstance(s[1], int)
+            and isinstance(s[2], str) for s in value):
         return None
     return "segments must be (start, end, label) triples"
 

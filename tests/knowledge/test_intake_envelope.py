@@ -61,6 +61,35 @@ def test_an_override_keeps_the_parse_of_the_body_until_the_body_changes(parse_ca
     assert len(parse_calls) == 2
 
 
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("title", 0, "title must be a string, got int"),
+    ("author", 0, "author must be a principal"),
+    ("metadata", [], "metadata must be an object, got list"),
+    ("acl", "", "acl must be a list of principals"),
+    ("segments", 5, "segments must be (start, end, label) triples"),
+])
+def test_an_outside_value_of_the_wrong_type_is_refused_naming_its_field_never_dropped(field, value, problem):
+    with pytest.raises(RecordInvalid) as raised:
+        DocumentInput.from_record({"external_id": "r", "title": "T", "text": "x", field: value})
+    assert (raised.value.external_id, raised.value.problem[:len(problem)]) == ("r", problem)
+
+
+def test_an_override_of_a_field_the_envelope_lacks_is_an_error():
+    with pytest.raises(TypeError, match="no field tenant"):
+        DocumentInput(external_id="a", title="T", body="b").overridden(tenant="other")
+
+
+@pytest.mark.django_db
+def test_a_single_file_takes_the_forms_access_over_the_sources(world, upload_source):
+    response = world.client(world.admin).post("/api/v1/documents", {
+        "source": upload_source.pk, "visibility": "restricted", "acl": ["group:hr"],
+        "file": SimpleUploadedFile("pay.md", b"# Pay\n\nBands are reviewed in May.")}, format="multipart")
+    assert response.status_code == 201, response.content
+    document = Document.objects.get(pk=response.json()["document_id"])
+    assert (document.visibility, document.acl_inherited, document.acl) == ("restricted", False,
+                                                                           [world.groups["hr"].pk])
+
+
 # --- parse once, map once -------------------------------------------------------------------------------------
 
 @pytest.mark.django_db
