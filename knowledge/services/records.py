@@ -94,8 +94,8 @@ class DocumentInput:
         parsed = self.__dict__.get("parsed")
         if parsed is not None and not (
                 isinstance(parsed, Parsed) and isinstance(parsed.text, str) and isinstance(parsed.headings, list)
-                and all(isinstance(h, Heading) and type(h.start) is int and type(h.level) is int
-                        and isinstance(h.title, str) for h in parsed.headings)):
+                and all(isinstance(h, Heading) and type(h.start) is int and 0 <= h.start <= len(parsed.text)
+                        and type(h.level) is int and isinstance(h.title, str) for h in parsed.headings)):
             del self.__dict__["parsed"]
         return self
 
