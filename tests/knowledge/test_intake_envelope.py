@@ -90,6 +90,17 @@ def test_a_single_file_takes_the_forms_access_over_the_sources(world, upload_sou
                                                                            [world.groups["hr"].pk])
 
 
+def test_what_a_readers_child_hands_back_is_checked_again_and_a_bad_parse_dropped():
+    [item] = file_parse("plan.md", MARKDOWN)
+    forged = item.overridden(title="Plan")
+    forged.__dict__["parsed"] = parsing.Parsed(text=item.body, headings=[parsing.Heading(10**9, 1, "Far")])
+    assert forged.rechecked().parse_known is None  # ingest parses the body itself
+    assert item.rechecked().parse_known is item.parsed
+    forged.__dict__["external_id"] = 7  # a child's pickle can hold any value: the parent refuses it
+    with pytest.raises(RecordInvalid, match="external_id must be a string, got int"):
+        forged.rechecked()
+
+
 # --- parse once, map once -------------------------------------------------------------------------------------
 
 @pytest.mark.django_db
