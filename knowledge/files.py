@@ -227,12 +227,18 @@ def _read_text(name: str, data: bytes) -> list[ParsedFile]:
     return [ParsedFile(title=_first_line_title(text) or _stem(name), body=text, format="text")]
 
 
-def _read_markdown(name: str, data: bytes) -> list[ParsedFile]:
+def _parsed_as(data: bytes, fmt: str) -> tuple[str, Parsed]:
+    """A file's text, and its parse as `fmt` (for a title from its headings). The parse goes on with the document,
+    so ingest does not parse it again."""
     text = _clean(_decode(data))
     try:
-        parsed = parse_body(text, "markdown")
+        return text, parse_body(text, fmt)
     except ParseError as exc:
         raise FileRefused(str(exc)) from exc
+
+
+def _read_markdown(name: str, data: bytes) -> list[ParsedFile]:
+    text, parsed = _parsed_as(data, "markdown")
     title = parsed.headings[0].title if parsed.headings else _first_line_title(text)
     return [ParsedFile(title=title or _stem(name), body=text, format="markdown", parsed=parsed)]
 
@@ -253,13 +259,7 @@ def _html_title(text: str) -> str:
 
 
 def _read_html(name: str, data: bytes) -> list[ParsedFile]:
-    text = _clean(_decode(data))
-    # Parsed whole here although the title may come from <title>: the parse goes on with the document, so ingest
-    # does not parse it again.
-    try:
-        parsed = parse_body(text, "html")
-    except ParseError as exc:
-        raise FileRefused(str(exc)) from exc
+    text, parsed = _parsed_as(data, "html")  # whole, although the title may come from <title>
     title = _html_title(text) or (parsed.headings[0].title if parsed.headings else "")
     return [ParsedFile(title=title or _stem(name), body=text, format="html", parsed=parsed)]
 
