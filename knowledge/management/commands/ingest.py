@@ -74,6 +74,9 @@ class Command(BaseCommand):
             except FileRefused as refused:
                 errors += 1
                 self.stderr.write(f"error: {rel}: {refused.reason}")
+            except ValidationError as exc:  # the envelope refused a value (a path over 512 characters)
+                errors += 1
+                self.stderr.write(f"error: {rel}: {'; '.join(exc.messages)}")
             except (ValueError, KeyError, UnicodeDecodeError) as exc:
                 errors += 1
                 self.stderr.write(f"error: {rel}: {exc}")
