@@ -1,6 +1,6 @@
 """Running a sync run: content (records → documents, unchanged ones skipped by hash, deletions) or permissions
 (access per scope → document ACLs, no content read). Every write goes through knowledge's services:
-`DocumentInput.from_record` and `documents_ingest` for records, `documents_access_set` for access,
+`SourceRecord.document_input` and `documents_ingest` for records, `documents_access_set` for access,
 `document_delete` for deletions — so chunks, access classes, caches, hints and findings follow.
 
 Failure model: one bad item is recorded on the run (bounded list) and the run goes on; a batch whose ingest fails
@@ -162,14 +162,12 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
 
 
 def _record_add(item, stored: dict, batch: list[DocumentInput], tally: Tally) -> None:
-    record = item.as_record()
-    digest = record_hash(record)
+    digest = record_hash(item.as_record())
     if stored.get(item.external_id) == digest:
         tally.add("unchanged")  # skipped by hash: nothing is parsed, chunked or written
         return
-    record["metadata"][HASH_KEY] = digest
     try:
-        batch.append(DocumentInput.from_record(record))
+        batch.append(item.document_input(metadata={HASH_KEY: digest}))
     except RecordInvalid as exc:
         tally.fail(item.external_id, exc.problem)
 

@@ -10,6 +10,7 @@ import os
 import secrets
 import stat
 import tempfile
+import warnings
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -35,8 +36,17 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), got {value!r}")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None, deprecated_alias: str | None = None) -> int:
+    """`deprecated_alias`: the variable's former name, still read (with a warning) when the new one is not set, so
+    that a deployment configured under the old name keeps its value after a rename."""
     value = os.environ.get(name)
+    if deprecated_alias is not None and os.environ.get(deprecated_alias, "").strip():
+        if value is None or value.strip() == "":
+            warnings.warn(f"{deprecated_alias} is deprecated: set {name} instead", FutureWarning, stacklevel=2)
+            name, value = deprecated_alias, os.environ[deprecated_alias]
+        else:
+            warnings.warn(f"{deprecated_alias} is deprecated and ignored: {name} is set", FutureWarning,
+                          stacklevel=2)
     if value is None or value.strip() == "":
         return default
     try:

@@ -328,7 +328,7 @@ REST_FRAMEWORK = {
                                "rest_framework.parsers.MultiPartParser"],
 }
 # Request body limits apply to JSON too (groundwork/parsers.py): a bigger body is a 413 before it is read; a
-# deeper one is a 400. The byte limit leaves room for a document of MAX_UPLOAD_BYTES sent as JSON text.
+# deeper one is a 400. The byte limit leaves room for a document of DOCUMENT_MAX_TEXT_BYTES sent as JSON text.
 API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64, minimum=2)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Groundwork API",
@@ -385,10 +385,13 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = True
 
 # --- Product settings --------------------------------------------------------------------------------
-MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES + 1024 * 1024
+# The text one document may hold once extracted (checked at ingest, whatever the entry); the file it came in
+# is limited by UPLOAD_MAX_FILE_BYTES below. MAX_UPLOAD_BYTES was this setting's name, read backwards.
+DOCUMENT_MAX_TEXT_BYTES = env_int("DOCUMENT_MAX_TEXT_BYTES", 10 * 1024 * 1024, minimum=1024,
+                                  deprecated_alias="MAX_UPLOAD_BYTES")
+DATA_UPLOAD_MAX_MEMORY_SIZE = DOCUMENT_MAX_TEXT_BYTES + 1024 * 1024
 API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE, minimum=1024)
-FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = DOCUMENT_MAX_TEXT_BYTES
 
 # --- Knowledge: file uploads (knowledge/files.py, upload batches) ---------------------------------------
 # Checked before any file is parsed; a file or zip member over a limit is recorded "refused" with the reason.

@@ -5,7 +5,6 @@ services as the API: adding one ingests it (chunks, embeddings, findings), acces
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
@@ -30,6 +29,7 @@ from .models import AccessClass, Chunk, ConfigurationFault, Document, DocumentAc
 from .parsing import ParseError
 from .services import (
     DocumentInput,
+    RecordInvalid,
     document_acl_set,
     document_delete,
     document_ingest,
@@ -69,13 +69,15 @@ class RefusalMessages:
             return HttpResponseRedirect(request.get_full_path())
 
 
-def _upload_parse(name: str, data: bytes):
+def _upload_parse(name: str, upload) -> DocumentInput:
     """The one document in an uploaded file, read by the same readers as the upload page (PDF, DOCX, PPTX,
-    XLSX/CSV, EML, text, Markdown, HTML). Raises ValidationError with a message a person can act on."""
-    from .files import FileRefused, file_parse_isolated
+    XLSX/CSV, EML, text, Markdown, HTML), its size checked before it is read. Raises ValidationError with a
+    message a person can act on."""
+    from .files import FileRefused, file_parse_isolated, file_size_check
 
     try:
-        parsed = file_parse_isolated(name, data)
+        file_size_check(upload.size)
+        parsed = file_parse_isolated(name, upload.read())
     except FileRefused as exc:
         raise ValidationError(f"{name}: {exc.reason}") from exc
     if len(parsed) != 1:
@@ -245,17 +247,10 @@ class DocumentAddForm(forms.ModelForm):
         upload, body = cleaned.get("upload"), cleaned.get("body") or ""
         if upload and body.strip():
             raise ValidationError("Give the text or a file, not both.")
+        parsed = None
         if upload:
-            limit = settings.UPLOAD_MAX_FILE_BYTES
-            if upload.size > limit:  # refused before it is read or parsed
-                self.add_error("upload", f"{upload.name}: over the size limit ({upload.size:,} bytes; "
-                                         f"the limit is {limit:,})")
-                return cleaned
             try:
-                parsed = _upload_parse(upload.name, upload.read())
-                cleaned["format"], cleaned["body"], cleaned["segments"] = parsed.format, parsed.body, parsed.segments
-                if not (cleaned.get("title") or "").strip():
-                    cleaned["title"] = parsed.title  # the file's own title unless the admin typed one
+                parsed = _upload_parse(upload.name, upload)
             except ValidationError as exc:
                 self.add_error("upload", exc)
                 return cleaned
@@ -263,11 +258,28 @@ class DocumentAddForm(forms.ModelForm):
             raise ValidationError("Give the document's text or upload a file.")
         if cleaned.get("visibility") == "restricted" and not cleaned.get("acl"):
             self.add_error("acl", "A restricted document needs at least one reader, or nobody can read it.")
-        if not (cleaned.get("title") or "").strip():
+        title = (cleaned.get("title") or "").strip() or (parsed.title if parsed else "")
+        if not title:
             self.add_error("title", "Give the document a title.")
-        if not cleaned.get("external_id") and cleaned.get("title"):
-            cleaned["external_id"] = cleaned["title"]
+        if not self.errors:
+            cleaned["document"] = self._document(cleaned, parsed, title)
         return cleaned
+
+    def _document(self, cleaned: dict, parsed: DocumentInput | None, title: str) -> DocumentInput | None:
+        """The admin's entry as the intake envelope: the file's document with the form's choices over it, or the
+        typed text. The external id defaults to the title."""
+        external_id, record_url = cleaned.get("external_id") or title, cleaned.get("record_url") or ""
+        visibility, acl = cleaned["visibility"], tuple(cleaned.get("acl") or ())
+        body, fmt = cleaned["body"], cleaned["format"]
+        try:
+            if parsed is not None:
+                return parsed.overridden(external_id=external_id, title=title, record_url=record_url,
+                                         visibility=visibility, acl=acl)
+            return DocumentInput(external_id=external_id, title=title, body=body, format=fmt, record_url=record_url,
+                                 visibility=visibility, acl=acl)
+        except RecordInvalid as exc:
+            self.add_error(None, exc.problem)
+            return None
 
 
 class DocumentAccessForm(forms.ModelForm):
@@ -376,8 +388,8 @@ class DocumentAdmin(RefusalMessages, TenantScopedAdmin, admin.ModelAdmin):
             return
         source = form.cleaned_data["source"]
         try:
-            item = DocumentInput.from_record(form.cleaned_data)
-            result = document_ingest(authority=admin_authority(request, source.tenant), source=source, item=item)
+            result = document_ingest(authority=admin_authority(request, source.tenant), source=source,
+                                     item=form.cleaned_data["document"])
         except ValidationError as exc:
             raise ServiceRefused(" ".join(exc.messages)) from exc
         except ParseError as exc:

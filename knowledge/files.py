@@ -1,10 +1,10 @@
 """File-format readers: turn an uploaded file (name + bytes) into the documents it holds.
 
-`file_parse(name, data)` returns a list of ParsedFile (a JSON records file holds several documents). Each
-body is text or Markdown whose offsets are exactly the text we store ("\\n" line endings, no NUL), with
-`segments` — (start, end, label) spans such as "page 3", "slide 2", "sheet Budget" — so chunks can say where
-in the original file they sit. Titles come from the document's own heading or metadata; the file name is
-the last resort.
+`file_parse(name, data)` returns the documents a file holds as intake envelopes (DocumentInput; a JSON records
+file holds several), named after the file unless a record names itself. Each body is text or Markdown whose
+offsets are exactly the text we store ("\\n" line endings, no NUL), with `segments` — (start, end, label)
+spans such as "page 3", "slide 2", "sheet Budget" — so chunks can say where in the original file they sit.
+Titles come from the document's own heading or metadata; the file name is the last resort.
 
 A file that cannot become a document raises FileRefused with a reason a person can act on (unsupported
 type, encrypted PDF, over the size limit, no text, not UTF-8, corrupt file). Nothing else escapes: a parser
@@ -32,9 +32,10 @@ from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 
 from django.conf import settings
+from django.utils import timezone
 
 from .isolation import ParseRefused, isolated_call, parse_budget
-from .parsing import ParseError, parse_body, parse_html
+from .parsing import Heading, Parsed, ParseError, parse_body, parse_html
 from .services import DocumentInput, RecordInvalid
 
 logger = logging.getLogger(__name__)
@@ -52,30 +53,20 @@ class FileRefused(ValueError):
 
 @dataclass
 class ParsedFile:
+    """What a reader found in a file, before file_parse cleans it and builds the document's envelope from it."""
+
     title: str
     body: str
     format: str = "text"  # "text" | "markdown" | "html"
     segments: list[Segment] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
-    external_id: str | None = None
     author: str | None = None  # a principal spec ("email:a@b.c")
     created_at: datetime | None = None
-    # Only JSON records carry these; None means "not given" (the source's defaults apply).
-    record_url: str = ""
-    visibility: str | None = None
-    acl: tuple[str, ...] | None = None
-    updated_at: datetime | None = None
-    expires_at: datetime | None = None
-
-    def record(self) -> dict:
-        """This file's document as a record for DocumentInput.from_record (its external id may be None:
-        the caller names the document, after the uploaded file by default)."""
-        return {"external_id": self.external_id, "title": self.title, "text": self.body, "format": self.format,
-                "segments": self.segments, "metadata": self.metadata, "author": self.author,
-                "created_at": self.created_at, "updated_at": self.updated_at, "expires_at": self.expires_at,
-                "record_url": self.record_url, "visibility": self.visibility, "acl": self.acl}
+    parsed: Parsed | None = None  # the body parsed already (for its title): ingest parses it no more
 
 
+# The one map from a file's suffix to its kind (the reader, and for text, Markdown and HTML the document format):
+# uploads, the document API, the admin, the ingest command and the folder connector all read files through it.
 SUFFIXES = {
     "txt": "text", "text": "text", "log": "text", "rst": "text",
     "md": "markdown", "markdown": "markdown",
@@ -96,33 +87,48 @@ def supported_types() -> str:
     return ", ".join(sorted({f".{s}" for s in SUFFIXES} - {".text", ".htm", ".markdown", ".log"}))
 
 
-def _file_kind_checked(name: str, data: bytes) -> str:
-    kind = file_kind(name)
-    if kind is None:
-        raise FileRefused(f"unsupported file type; we read {supported_types()}")
+def file_size_check(size: int) -> None:
+    """The one check of a file's size (UPLOAD_MAX_FILE_BYTES), made before it is read or parsed: uploads and zip
+    members, the document API's and the admin's file. Raises FileRefused."""
     limit = settings.UPLOAD_MAX_FILE_BYTES
-    if len(data) > limit:
-        raise FileRefused(f"over the size limit ({len(data):,} bytes; the limit is {limit:,})")
+    if size > limit:
+        raise FileRefused(f"over the size limit ({size:,} bytes; the limit is {limit:,})")
+
+
+def _file_kind_checked(name: str, data: bytes, kind: str | None) -> str:
+    kind = kind or file_kind(name)
+    if kind not in _READERS:
+        raise FileRefused(f"unsupported file type; we read {supported_types()}")
+    file_size_check(len(data))
     if not data.strip():
         raise FileRefused("the file is empty")
     return kind
 
 
-def file_parse_isolated(name: str, data: bytes) -> list[ParsedFile]:
+def file_parse_isolated(name: str, data: bytes, kind: str | None = None) -> list[DocumentInput]:
     """file_parse in a child process under the budget for a file of this size (knowledge.isolation): what every
     caller with a file from outside uses. A reader past its budget, or one that dies, refuses this file alone.
     Raises FileRefused."""
-    _file_kind_checked(name, data)  # the cheap refusals need no child
+    _file_kind_checked(name, data, kind)  # the cheap refusals need no child
     try:
-        return isolated_call(file_parse, name, data, input_bytes=len(data), returns=(ParsedFile, FileRefused)).value
+        documents = isolated_call(file_parse, name, data, kind, input_bytes=len(data),
+                                  returns=(DocumentInput, FileRefused, Parsed, Heading)).value
     except ParseRefused as refused:
         raise FileRefused(refused.reason) from None
+    # The child read hostile bytes: what it hands back is checked again here, not trusted as built.
+    if not isinstance(documents, list) or not all(isinstance(d, DocumentInput) for d in documents):
+        raise FileRefused("the reader's result could not be read back")
+    try:
+        return [document.rechecked() for document in documents]
+    except RecordInvalid as exc:
+        raise FileRefused(exc.problem) from exc
 
 
-def file_parse(name: str, data: bytes) -> list[ParsedFile]:
-    """The documents in one file, read in this process (file_parse_isolated reads them in a child). Raises
+def file_parse(name: str, data: bytes, kind: str | None = None) -> list[DocumentInput]:
+    """The documents in one file, read in this process (file_parse_isolated reads them in a child). `kind`: the
+    reader when the caller names it (a document API upload with `format`), else the file name's. Raises
     FileRefused."""
-    kind = _file_kind_checked(name, data)
+    kind = _file_kind_checked(name, data, kind)
     reader = _READERS[kind]
     if kind in ("docx", "pptx", "xlsx"):
         _ooxml_guard(data)
@@ -136,13 +142,28 @@ def file_parse(name: str, data: bytes) -> list[ParsedFile]:
     limit = _output_limit(data)
     if sum(len(item.body) for item in parsed) > limit:
         raise _over_output(limit)
-    for item in parsed:
-        item.body = _clean(item.body)
-        if not item.body.strip():
-            raise FileRefused("no text in the file")
-        item.title = " ".join(_clean(item.title or "").split())[:500] or _stem(name)
-        item.metadata = {"file_name": name.rsplit("/", 1)[-1], "file_type": kind, **item.metadata}
-    return parsed
+    try:
+        return [_document(name, kind, item) for item in parsed]
+    except RecordInvalid as exc:
+        raise FileRefused(exc.problem) from exc
+
+
+def _document(name: str, kind: str, found: ParsedFile | DocumentInput) -> DocumentInput:
+    """A reader's find as the document's envelope, named after the file; a JSON record (parsed by from_record)
+    keeps its own name and fields."""
+    title = " ".join(_clean(found.title or "").split())[:500] or _stem(name) or name
+    metadata = {"file_name": name.rsplit("/", 1)[-1], "file_type": kind, **found.metadata}
+    if isinstance(found, DocumentInput):
+        return found.overridden(title=title, metadata=metadata)
+    body = _clean(found.body)
+    if not body.strip():
+        raise FileRefused("no text in the file")
+    created = found.created_at
+    document = DocumentInput(
+        external_id=name[:512], title=title, body=body, format=found.format, metadata=metadata,
+        segments=tuple(found.segments), author=found.author,
+        created_at=timezone.make_aware(created) if created and timezone.is_naive(created) else created)
+    return document.parsed_known(found.parsed) if found.parsed is not None else document
 
 
 def _output_limit(data: bytes) -> int:
@@ -206,14 +227,20 @@ def _read_text(name: str, data: bytes) -> list[ParsedFile]:
     return [ParsedFile(title=_first_line_title(text) or _stem(name), body=text, format="text")]
 
 
-def _read_markdown(name: str, data: bytes) -> list[ParsedFile]:
-    text = _decode(data)
+def _parsed_as(data: bytes, fmt: str) -> tuple[str, Parsed]:
+    """A file's text, and its parse as `fmt` (for a title from its headings). The parse goes on with the document,
+    so ingest does not parse it again."""
+    text = _clean(_decode(data))
     try:
-        parsed = parse_body(text, "markdown")
+        return text, parse_body(text, fmt)
     except ParseError as exc:
         raise FileRefused(str(exc)) from exc
+
+
+def _read_markdown(name: str, data: bytes) -> list[ParsedFile]:
+    text, parsed = _parsed_as(data, "markdown")
     title = parsed.headings[0].title if parsed.headings else _first_line_title(text)
-    return [ParsedFile(title=title or _stem(name), body=text, format="markdown")]
+    return [ParsedFile(title=title or _stem(name), body=text, format="markdown", parsed=parsed)]
 
 
 # ASCII letters only: str.lower() may change a text's length ("İ" becomes two characters), and offsets found in
@@ -232,15 +259,9 @@ def _html_title(text: str) -> str:
 
 
 def _read_html(name: str, data: bytes) -> list[ParsedFile]:
-    text = _decode(data)
-    # Parsed whole here although the title may come from <title>: ingest parses the body again, and a body that
-    # passed this reader's budget (in the child, knowledge.isolation) costs no more there.
-    try:
-        parsed = parse_body(text, "html")
-    except ParseError as exc:
-        raise FileRefused(str(exc)) from exc
+    text, parsed = _parsed_as(data, "html")  # whole, although the title may come from <title>
     title = _html_title(text) or (parsed.headings[0].title if parsed.headings else "")
-    return [ParsedFile(title=title or _stem(name), body=text, format="html")]
+    return [ParsedFile(title=title or _stem(name), body=text, format="html", parsed=parsed)]
 
 
 # --- JSON records -------------------------------------------------------------------------------------------
@@ -249,7 +270,7 @@ _RECORD_FIELDS = {"external_id", "title", "text", "format", "record_url", "autho
                   "observed_at", "expires_at", "metadata", "visibility", "acl", "source"}
 
 
-def _read_json(name: str, data: bytes) -> list[ParsedFile]:
+def _read_json(name: str, data: bytes) -> list[DocumentInput]:
     try:
         payload = json.loads(_decode(data))
     except json.JSONDecodeError as exc:
@@ -273,15 +294,9 @@ def _read_json(name: str, data: bytes) -> list[ParsedFile]:
         if len(records) > 1 and not external_id:
             external_id = f"{name}#{i + 1}"
         try:
-            item = DocumentInput.from_record({**record, "external_id": external_id or name})
+            out.append(DocumentInput.from_record({**record, "external_id": external_id or name}))
         except RecordInvalid as exc:
             raise FileRefused(f"record {i + 1}: {exc.problem}") from exc
-        out.append(ParsedFile(
-            title=item.title, body=item.body, format=item.format, metadata=item.metadata,
-            external_id=item.external_id if external_id else None, author=item.author, created_at=item.created_at,
-            updated_at=item.updated_at, expires_at=item.expires_at, record_url=item.record_url,
-            visibility=item.visibility, acl=item.acl,
-        ))
     return out
 
 
@@ -574,8 +589,7 @@ def _read_eml(name: str, data: bytes) -> list[ParsedFile]:
         except (TypeError, ValueError):
             created = None
     return [ParsedFile(title=subject or _first_line_title(content) or _stem(name), body=content, format="text",
-                       metadata=metadata, author=author, created_at=created,
-                       external_id=None)]
+                       metadata=metadata, author=author, created_at=created)]
 
 
 _READERS = {"text": _read_text, "markdown": _read_markdown, "html": _read_html, "json": _read_json,

@@ -48,16 +48,12 @@ def upload_page(request, authority: Authority):
         context["selected"] = source_id
         if source is None:
             context["error"] = "Choose a source to upload into."
-        elif not services.source_upload_allowed(authority, source):
-            raise PermissionDenied("This source does not take uploads from members.")
-        elif not files:
-            context["error"] = "Choose at least one file."
         else:
-            try:
+            try:  # who may upload is the service's one check (source_upload_check): PermissionDenied is a 403
                 batch = uploads.upload_batch_create(authority=authority, source=source,
                                                     files=uploads.uploaded_files_read(files))
-            except (PermissionDenied, ValidationError) as exc:
-                context["error"] = "; ".join(getattr(exc, "messages", [str(exc)]))
+            except ValidationError as exc:
+                context["error"] = "; ".join(exc.messages)
             else:
                 return redirect("pages:upload-batch", tenant_slug=authority.tenant_slug, batch_id=batch.pk)
         return render(request, "knowledge/upload.html", context, status=400)

@@ -227,8 +227,9 @@ def isolated_call(function: Callable, *args: Any, input_bytes: int, returns: tup
     raised here, any other arrives as IsolatedError. Raises ParseRefused when the child ran past a limit or died."""
     budget = budget or parse_budget(input_bytes)
     allowed = _ALWAYS_ALLOWED | {(cls.__module__, cls.__qualname__) for cls in returns}
-    # Pickled text takes up to 4 bytes a character (UTF-8), plus the structure around it.
-    cap = 4 * budget.output_chars + 64 * 1024
+    # Pickled text takes up to 4 bytes a character (UTF-8), plus the structure around it; twice, as a document
+    # comes back with its body and the parse of it (knowledge.files: HTML's parsed text is a second string).
+    cap = 8 * budget.output_chars + 64 * 1024
     _readers_preload()
     with _slot():
         read_fd, write_fd = os.pipe()

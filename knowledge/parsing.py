@@ -173,13 +173,3 @@ def parse_body(raw: str, fmt: str) -> Parsed:
         raise ParseError("the document has no text")
     return parsed
 
-
-def format_for_filename(name: str) -> str | None:
-    lowered = name.lower()
-    if lowered.endswith((".md", ".markdown")):
-        return "markdown"
-    if lowered.endswith((".html", ".htm")):
-        return "html"
-    if lowered.endswith((".txt", ".text", ".rst", ".log", ".csv")):
-        return "text"
-    return None

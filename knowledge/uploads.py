@@ -29,9 +29,9 @@ from groundwork.models import Membership, Tenant
 from groundwork.selectors import AuthorityDenied, authority_for_service, authority_for_user
 from groundwork.task_queue import enqueue_on_commit
 
-from .files import FileRefused, ParsedFile, file_kind, file_parse_isolated
+from .files import FileRefused, file_kind, file_parse_isolated, file_size_check
 from .models import Source, UploadBatch, UploadItem
-from .services import DocumentInput, documents_ingest, documents_resume, source_upload_allowed
+from .services import DocumentInput, documents_ingest, documents_resume, source_upload_check
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +69,10 @@ def _member_reason(info: zipfile.ZipInfo) -> str:
         return "refused: a zip inside a zip"
     if file_kind(name) is None:
         return "unsupported file type"
-    if info.file_size > settings.UPLOAD_MAX_FILE_BYTES:
-        return f"over the size limit ({info.file_size:,} bytes; the limit is {settings.UPLOAD_MAX_FILE_BYTES:,})"
+    try:
+        file_size_check(info.file_size)
+    except FileRefused as refused:
+        return refused.reason
     return ""
 
 
@@ -133,11 +135,13 @@ def _plan(files: Sequence[tuple]) -> list[_Planned]:
         raw_name, data = entry[0], entry[1]
         size = entry[2] if len(entry) > 2 else len(data)
         name = (raw_name or "").replace("\\", "/").rsplit("/", 1)[-1].strip() or "unnamed"
-        if size > settings.UPLOAD_MAX_FILE_BYTES or len(data) > settings.UPLOAD_MAX_FILE_BYTES:
-            size = max(size, len(data))
-            planned.append(_Planned(name=name, size=size, reason=(
-                f"over the size limit ({size:,} bytes; the limit is {settings.UPLOAD_MAX_FILE_BYTES:,})")))
-        elif name.lower().endswith(".zip"):
+        size = max(size, len(data))
+        try:
+            file_size_check(size)
+        except FileRefused as refused:
+            planned.append(_Planned(name=name, size=size, reason=refused.reason))
+            continue
+        if name.lower().endswith(".zip"):
             try:
                 planned += zip_expand(name, data)
             except ZipRefused as refused:
@@ -175,10 +179,9 @@ def upload_batch_create(*, authority: Authority, source: Source, files: Sequence
 def upload_batch_record(*, authority: Authority, source: Source, files: Sequence[tuple]) -> UploadBatch:
     """Record an upload without queueing it (upload_batch_create queues it; the worker kill probe sends it to
     its own workers). Same checks and errors as upload_batch_create."""
-    if not source_upload_allowed(authority, source):
-        raise PermissionDenied("you may not upload into this source")
+    source_upload_check(authority, source)
     if not files:
-        raise ValidationError("choose at least one file")
+        raise ValidationError("Choose at least one file.")
     planned = _plan(files)
     with transaction.atomic():
         batch = UploadBatch.objects.create(
@@ -216,14 +219,17 @@ def _file_author(tenant_id: int, author: str | None) -> str | None:
     return f"user:{user_id}" if user_id is not None else None
 
 
-def _document_inputs(item: UploadItem, parsed: list[ParsedFile], *, own_access: bool,
-                     tenant_id: int) -> list[DocumentInput]:
-    return [DocumentInput.from_record({
-        **doc.record(), "external_id": (doc.external_id or item.name)[:512],
-        "author": _file_author(tenant_id, doc.author),
-        # Only an admin's JSON records may carry their own access; everything else inherits the source's.
-        **({} if own_access else {"visibility": None, "acl": None}),
-    }) for doc in parsed]
+def _document_inputs(parsed: list[DocumentInput], *, own_access: bool, tenant_id: int) -> list[DocumentInput]:
+    inputs = []
+    for doc in parsed:
+        changes: dict = {}
+        author = _file_author(tenant_id, doc.author)
+        if author != doc.author:
+            changes["author"] = author
+        if not own_access:  # only an admin's JSON records may carry their own access; the rest inherit the source's
+            changes.update(visibility=None, acl=None)
+        inputs.append(doc.overridden(**changes) if changes else doc)
+    return inputs
 
 
 _OUTCOME = {"created": "added", "updated": "updated", "metadata_updated": "updated", "unchanged": "unchanged"}
@@ -246,7 +252,7 @@ def upload_item_process(*, authority: Authority, source: Source, item_id: int) -
         return "failed"
     try:
         parsed = file_parse_isolated(item.name, bytes(item.content))
-        inputs = _document_inputs(item, parsed, own_access=authority.is_admin, tenant_id=source.tenant_id)
+        inputs = _document_inputs(parsed, own_access=authority.is_admin, tenant_id=source.tenant_id)
         with transaction.atomic():
             # A re-delivered task may run this item at the same time as the first delivery: the row lock makes
             # the second wait, then find the item finished and leave it (rather than fail on the new document).
@@ -341,7 +347,7 @@ def sources_uploadable(authority: Authority) -> QuerySet[Source]:
 
 def source_for_upload(authority: Authority, source_id: int) -> Source | None:
     """The caller's own tenant's source (None for another tenant's or a missing one). Whether they may
-    upload into it is source_upload_allowed's answer (a 403 with a reason, not a 404)."""
+    upload into it is source_upload_check's answer (a 403 with a reason, not a 404)."""
     return Source.objects.filter(pk=source_id, tenant_id=authority.tenant_id).first()
 
 

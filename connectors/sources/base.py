@@ -30,6 +30,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+from django.utils import timezone
+
+from knowledge.parsing import Parsed
+from knowledge.services import DocumentInput
 
 from .checkpoint import Checkpoint, CheckpointInvalid, ListingMoved, SlimListing, config_digest
 
@@ -69,6 +75,11 @@ class PermissionSnapshot:
         return self.resolve(metadata)
 
 
+def _aware(value: datetime | None) -> datetime | None:
+    """A source's naive time is in settings.TIME_ZONE, as knowledge reads a record's (DocumentInput.from_record)."""
+    return timezone.make_aware(value) if isinstance(value, datetime) and timezone.is_naive(value) else value
+
+
 @dataclass(frozen=True)
 class SourceRecord:
     external_id: str
@@ -83,9 +94,25 @@ class SourceRecord:
     metadata: dict = field(default_factory=dict)
     access: Access = INHERIT
     segments: tuple = ()
+    # The body's parse when the connector's file reader made one (knowledge.files): ingest does not parse it again.
+    parsed: Parsed | None = field(default=None, compare=False, repr=False)
+
+    def document_input(self, *, metadata: Mapping[str, Any] | None = None) -> DocumentInput:
+        """This record as knowledge's intake envelope, with the sync's own `metadata` keys added. Raises
+        RecordInvalid (naming the field) for a value the connector read from its source that no document holds."""
+        title = self.title.strip() if isinstance(self.title, str) else self.title
+        item = DocumentInput(
+            external_id=self.external_id, title=title or self.external_id, body=self.body, format=self.format,
+            record_url=self.url.strip() if isinstance(self.url, str) else self.url, author=self.author or None,
+            created_at=_aware(self.created_at), updated_at=_aware(self.updated_at),
+            metadata={**self.metadata, SCOPE_KEY: self.scope, **(metadata or {})},
+            visibility=self.access.visibility, acl=tuple(self.access.acl) if self.access.acl is not None else None,
+            segments=tuple(self.segments))
+        return item.parsed_known(self.parsed) if self.parsed is not None else item
 
     def as_record(self) -> dict:
-        """The record for knowledge's one mapping (DocumentInput.from_record)."""
+        """The record's fields as the sync hashes them (connectors.sync.record_hash): a changed hash is a changed
+        record."""
         return {
             "external_id": self.external_id, "title": self.title, "text": self.body, "format": self.format,
             "record_url": self.url, "author": self.author, "created_at": self.created_at,

@@ -183,7 +183,7 @@ class Space:
             yield SourceRecord(
                 external_id=external_id if len(parsed) == 1 else f"{external_id}#{index}", title=doc.title,
                 body=doc.body, scope=pid, format=doc.format, url=self.url(page), access=self.access(pid),
-                segments=tuple(doc.segments), updated_at=updated_at,
+                segments=tuple(doc.segments), updated_at=updated_at, parsed=doc.parse_known,
                 metadata={**doc.metadata, "connector": "confluence", "page_id": pid, "space": self.key,
                           "attachment": name, "attached_to": page["title"]})
 

@@ -16,9 +16,7 @@ import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from django.conf import settings
-
-from knowledge.files import FileRefused, file_kind, file_parse_isolated
+from knowledge.files import FileRefused, file_kind, file_parse_isolated, file_size_check
 from knowledge.models import Visibility
 from knowledge.uploads import ZipRefused, zip_expand
 
@@ -122,14 +120,16 @@ class FolderConnector(SourceConnector):
                 yield relative, None, "refused: a symbolic link or a file outside the folder"
             elif file_kind(relative) is None:
                 yield relative, None, "unsupported file type"
-            elif path.stat().st_size > settings.UPLOAD_MAX_FILE_BYTES:
-                yield relative, None, (f"over the size limit ({path.stat().st_size:,} bytes; "
-                                       f"the limit is {settings.UPLOAD_MAX_FILE_BYTES:,})")
             else:
                 try:
-                    yield relative, path.read_bytes(), ""
+                    file_size_check(path.stat().st_size)
+                    data = path.read_bytes()
+                except FileRefused as refused:
+                    yield relative, None, refused.reason
                 except OSError as exc:
                     yield relative, None, f"unreadable file ({type(exc).__name__})"
+                else:
+                    yield relative, data, ""
 
     def slim_listing(self) -> SlimListing:
         """The files the folder or zip holds, by name only (nothing read but the zip's directory): a file's
@@ -171,7 +171,7 @@ class FolderConnector(SourceConnector):
                 yield SourceRecord(
                     external_id=(doc.external_id or relative)[:512], title=doc.title, body=doc.body, scope=scope,
                     format=doc.format, url=doc.record_url, author=doc.author, created_at=doc.created_at,
-                    updated_at=doc.updated_at, access=access, segments=tuple(doc.segments),
+                    updated_at=doc.updated_at, access=access, segments=tuple(doc.segments), parsed=doc.parse_known,
                     metadata={**doc.metadata, "path": relative, "access_from": source_of_access})
 
 

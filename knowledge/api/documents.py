@@ -3,7 +3,6 @@ of JSON records into a source."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -15,9 +14,9 @@ from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import change_target, role_required
 
 from .. import selectors, services
-from ..files import FileRefused, file_kind, file_parse_isolated
+from ..files import FileRefused, file_kind, file_parse_isolated, file_size_check
 from ..models import Visibility
-from ..parsing import FORMATS, format_for_filename
+from ..parsing import FORMATS
 from .common import _valid, source_writable_or_refuse
 
 
@@ -113,11 +112,11 @@ class DocumentPatchSerializer(serializers.Serializer):
 
 
 def _access_input(data: dict) -> dict:
-    """The upload form's visibility/acl as record keys: both absent -> none, so the source's defaults apply."""
-    return {key: data[key] for key in ("visibility", "acl") if data.get(key) is not None}
-
-
-_SUFFIX_FOR_FORMAT = {"text": "txt", "markdown": "md", "html": "html"}
+    """The upload form's visibility/acl: both absent -> none, so the source's defaults apply; either given -> the
+    document's own ("workspace" and an empty ACL for the one not given)."""
+    if data.get("visibility") is None and data.get("acl") is None:
+        return {}
+    return {"visibility": data.get("visibility") or Visibility.WORKSPACE, "acl": tuple(data.get("acl") or ())}
 
 
 class DocumentListApi(AuthorityAPIView):
@@ -172,32 +171,25 @@ class DocumentListApi(AuthorityAPIView):
     def _from_upload(self, request):
         data = _valid(UploadSerializer, request.data)
         upload = data["file"]
-        limit = min(settings.MAX_UPLOAD_BYTES, settings.UPLOAD_MAX_FILE_BYTES)
-        if upload.size > limit:
-            raise _TooLarge(f"the file is {upload.size} bytes; the limit is {limit} bytes")
-        stem = upload.name.rsplit("/", 1)[-1]
-        raw = upload.read()
-        fmt = data.get("format")
-        if fmt is None and format_for_filename(upload.name) is None and file_kind(upload.name) is None:
-            raise ValidationError({"format": f"cannot tell the format of {upload.name!r}; "
-                                             f"give format= one of {', '.join(FORMATS)}"})
         try:
-            if fmt is not None:  # the caller named a text format: read the bytes as that, whatever the name
-                parsed = file_parse_isolated(f"upload.{_SUFFIX_FOR_FORMAT[fmt]}", raw)
-            else:
-                parsed = file_parse_isolated(upload.name, raw)
+            file_size_check(upload.size)
+        except FileRefused as refused:
+            raise _TooLarge(refused.reason) from refused
+        name, fmt = upload.name.rsplit("/", 1)[-1], data.get("format")
+        if fmt is None and file_kind(name) is None:
+            raise ValidationError({"format": f"cannot tell the format of {name!r}; "
+                                             f"give format= one of {', '.join(FORMATS)}"})
+        try:  # a named format reads the bytes as that, whatever the name says
+            parsed = file_parse_isolated(name, upload.read(), kind=fmt)
         except FileRefused as refused:
             raise ValidationError({"file": refused.reason}) from refused
         if len(parsed) != 1:
             raise ValidationError({"file": f"the file holds {len(parsed)} records; upload it with "
                                            "POST /api/v1/sources/<id>/uploads"})
+        # The form's choices over the file's own; the access is the form's, never a JSON record's own.
         doc = parsed[0]
-        item = services.DocumentInput.from_record({
-            **doc.record(), "visibility": None, "acl": None,  # the form's access, not a JSON record's own
-            "external_id": data.get("external_id") or doc.external_id or stem,
-            "title": data.get("title") or doc.title, "record_url": data.get("record_url") or doc.record_url,
-            "metadata": {**doc.metadata, "file_name": stem}, **_access_input(data),
-        })
+        overrides = {key: data[key] for key in ("external_id", "title", "record_url") if data.get(key)}
+        item = doc.overridden(**overrides, **{"visibility": None, "acl": None, **_access_input(data)})
         return item, data["source"]
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from groundwork.api import AuthorityAPIView, found
 from groundwork.permissions import change_target
 
-from .. import selectors, services, uploads
+from .. import selectors, uploads
 from ..models import UploadBatch, UploadItem
 
 
@@ -76,13 +77,12 @@ class SourceUploadApi(AuthorityAPIView):
         source = change_target(uploads.source_for_upload(self.authority, source_id),
                                readable=lambda: selectors.source_get(self.authority, source_id) is not None,
                                refusal="Sources of the platform corpus take no uploads.")
-        if not services.source_upload_allowed(self.authority, source):
-            raise PermissionDenied("this source does not take uploads from members; ask a tenant admin")
         files = request.FILES.getlist("files") or request.FILES.getlist("file")
-        if not files:
-            raise ValidationError({"files": "choose at least one file"})
-        batch = uploads.upload_batch_create(authority=self.authority, source=source,
-                                            files=uploads.uploaded_files_read(files))
+        try:  # who may upload is the service's one check (source_upload_check): a 403 with its reason
+            batch = uploads.upload_batch_create(authority=self.authority, source=source,
+                                                files=uploads.uploaded_files_read(files))
+        except DjangoValidationError as exc:
+            raise ValidationError({"files": exc.messages}) from exc
         batch.refresh_from_db()
         return Response(UploadBatchOutput(batch).data, status=status.HTTP_202_ACCEPTED)
 

@@ -19,7 +19,7 @@ from .grants import (
     document_reader_remove,
     documents_access_set,
     documents_granted_ids,
-    source_upload_allowed,
+    source_upload_check,
 )
 from .links import document_links_backfill
 from .records import RESERVED_METADATA_KEYS, DocumentInput, IngestResult, RecordInvalid, metadata_sanitise
@@ -31,5 +31,5 @@ __all__ = [
     "documents_granted_ids", "document_delete", "document_ingest", "document_links_backfill",
     "document_update", "documents_access_set",
     "documents_import", "documents_ingest", "documents_resume", "metadata_sanitise", "source_create",
-    "source_delete", "source_update", "source_upload_allowed",
+    "source_delete", "source_update", "source_upload_check",
 ]

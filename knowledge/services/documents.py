@@ -28,7 +28,7 @@ from ..access import access_q
 from ..chunking import chunk_document
 from ..hooks import DocumentChange, documents_changed_notify
 from ..models import Chunk, Document, DocumentAcl, DocumentLink, Source, SourceAcl, Visibility
-from ..parsing import ParseError, parse_body
+from ..parsing import ParseError
 from ..record_links import LinkRef, links_extract, own_ticket_key
 from ..sql import chunks_copy, document_links_write, source_defaults_share
 from ..structure import structure_dump, text_structure
@@ -37,7 +37,7 @@ from .grants import (
     _principal_ids,
     _require_writer,
     documents_granted_ids,
-    source_upload_allowed,
+    source_upload_check,
 )
 from .records import DocumentInput, IngestResult, metadata_sanitise
 
@@ -63,22 +63,16 @@ def content_hash(title: str, text: str) -> str:
 
 
 def _prepare(item: DocumentInput) -> _Prepared:
-    """Everything that can fail is checked here, before any write: a failed ingest changes nothing."""
-    if not item.external_id or len(item.external_id) > 512:
-        raise ValidationError("external_id is required (at most 512 characters)")
-    title = (item.title or "").strip()
-    if not title:
-        raise ValidationError(f"document {item.external_id!r} needs a title")
-    if item.visibility is not None and item.visibility not in Visibility.values:
-        raise ValidationError(f"visibility must be 'workspace' or 'restricted', got {item.visibility!r}")
+    """Everything that can fail is checked here, before any write: a failed ingest changes nothing. The item's
+    fields were checked when it was built (DocumentInput); what is left depends on its parsed text."""
     try:
-        parsed = parse_body(item.body, item.format)
+        parsed = item.parsed
     except ParseError as exc:
         raise ValidationError(f"document {item.external_id!r}: {exc}") from exc
-    if len(parsed.text.encode()) > settings.MAX_UPLOAD_BYTES:
-        raise ValidationError(
-            f"document {item.external_id!r} is larger than the {settings.MAX_UPLOAD_BYTES}-byte limit"
-        )
+    if len(parsed.text.encode()) > settings.DOCUMENT_MAX_TEXT_BYTES:
+        raise ValidationError(f"document {item.external_id!r}: its text is larger than the "
+                              f"{settings.DOCUMENT_MAX_TEXT_BYTES:,}-byte limit (DOCUMENT_MAX_TEXT_BYTES)")
+    title = item.title.strip()
     acl = [principal_parse(entry) for entry in (item.acl or ())]
     author = principal_parse(item.author) if item.author else None
     spans = chunk_document(parsed.text, parsed.headings, title=title[:200],
@@ -135,118 +129,173 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
     with members_may_upload: their documents always inherit the source's access, they may replace only an
     inheriting document they can read, and any other name becomes their own document (_member_upload_targets).
     """
-    if member_upload and not authority.is_admin:
-        if not source_upload_allowed(authority, source):
-            raise PermissionDenied("this source does not take uploads from members")
+    member = member_upload and not authority.is_admin
+    if member:
         if any(not item.inherits_access for item in items):
             raise PermissionDenied("a member's upload takes the source's default access; it cannot set its own")
     else:
         _require_writer(authority, source.tenant_id)
+    prepared = _batch_prepare(items)
+    with transaction.atomic():
+        batch = _batch_open(authority, source, prepared, member=member)
+        for p in batch.prepared:
+            current = batch.existing.get(p.item.external_id)
+            if current is None:
+                batch.to_create.append(p)
+            else:
+                _document_replace(batch, p, current)
+        _documents_create(batch)
+        _batch_close(batch)
+    order = {p.item.external_id: i for i, p in enumerate(batch.prepared)}  # a member's upload may be renamed
+    return sorted(batch.results, key=lambda r: order[r.external_id])
+
+
+def _batch_prepare(items: Sequence[DocumentInput]) -> list[_Prepared]:
     prepared = [_prepare(item) for item in items]
     seen: set[str] = set()
     for p in prepared:
         if p.item.external_id in seen:
             raise ValidationError(f"external_id {p.item.external_id!r} appears twice in one batch")
         seen.add(p.item.external_id)
-    now = timezone.now()
-    results: list[IngestResult] = []
-    changes: list[DocumentChange] = []
-    new_chunk_docs: list[int] = []
-    with transaction.atomic():
-        tenant = Tenant.objects.get(pk=source.tenant_id)
-        defaults = source_defaults_share(source.pk)
-        if defaults is None:
-            raise ValidationError("the source no longer exists")
-        default_visibility, members_may_upload = defaults
-        if member_upload and not authority.is_admin and not members_may_upload:
-            raise PermissionDenied("this source does not take uploads from members")
-        default_acl_ids = sorted(SourceAcl.objects.filter(source_id=source.pk).values_list("principal_id", flat=True))
-        principal_cache: dict = {}
-        existing = {
-            d.external_id: d
-            for d in Document.objects.select_for_update().filter(source=source, external_id__in=list(seen))
-        }
-        if member_upload and not authority.is_admin:
-            prepared, existing = _member_upload_targets(authority, source, prepared, existing)
-        # A document's `acl` holds its grants made in the app too (DocumentGrant); a re-ingest neither compares
-        # them with the record's access nor removes them.
-        granted = documents_granted_ids([d.pk for d in existing.values()])
-        to_create, chunk_rows, acl_plan, acl_new, link_rows = [], [], [], [], []
-        for p in prepared:
-            item = p.item
-            inherits = item.inherits_access
-            acl_ids = default_acl_ids if inherits else _principal_ids(tenant, p.acl, principal_cache)
-            visibility = default_visibility if inherits else (item.visibility or Visibility.WORKSPACE)
-            author_id = _principal_ids(tenant, [p.author], principal_cache)[0] if p.author else None
-            attrs = {
-                "title": item.title.strip()[:500], "record_url": item.record_url or "", "format": item.format,
-                "metadata": p.metadata, "visibility": visibility, "author_id": author_id,
-                "expires_at": item.expires_at, "acl_inherited": inherits,
-            }
-            current = existing.get(item.external_id)
-            created = current.created_at if current is not None else (item.created_at or now)
-            _expiry_check(item, created)
-            if current is None:
-                doc = Document(tenant_id=source.tenant_id, source=source, external_id=item.external_id,
-                               text=p.text, content_hash=p.content_hash, created_at=created,
-                               updated_at=item.updated_at or created, observed_at=item.observed_at or now, **attrs)
-                to_create.append((p, doc, acl_ids))
-                continue
-            content_changed = current.content_hash != p.content_hash
-            attr_changed = [k for k, v in attrs.items() if getattr(current, k) != v]
-            acl_changed = sorted(set(current.acl) - granted.get(current.pk, set())) != acl_ids
-            if content_changed:
-                Chunk.objects.filter(document=current).delete()
-                DocumentLink.objects.filter(source=current).delete()
-                link_rows += [(current.pk, ref.kind, ref.key, ref.anchor) for ref in p.links]
-                current.text, current.content_hash = p.text, p.content_hash
-                current.updated_at = item.updated_at or now
-                current.observed_at = item.observed_at or now
-                for k, v in attrs.items():
-                    setattr(current, k, v)
-                current.save(update_fields=["text", "content_hash", "updated_at", "observed_at", *attrs])
-                chunk_rows += [_chunk_row(current.pk, i, span, p.text, p.locations[i])
-                               for i, span in enumerate(p.chunks)]
-                new_chunk_docs.append(current.pk)
-                changes.append(DocumentChange(current.pk, current.tenant_id, "changed"))
-                status = "updated"
-            elif attr_changed or acl_changed:
-                for k in attr_changed:
-                    setattr(current, k, attrs[k])
-                if attr_changed:
-                    current.save(update_fields=attr_changed)
-                access = acl_changed or "visibility" in attr_changed
-                changes.append(DocumentChange(current.pk, current.tenant_id, "access_changed" if access else "changed"))
-                status = "metadata_updated"
-            else:
-                status = "unchanged"
-            if acl_changed:
-                acl_plan.append((current.pk, acl_ids))
-            results.append(IngestResult(current.pk, item.external_id, status,
-                                        len(p.chunks) if content_changed else current.chunks.count()))
-        if to_create:
-            Document.objects.bulk_create([doc for _, doc, _ in to_create])
-            for p, doc, acl_ids in to_create:
-                chunk_rows += [_chunk_row(doc.pk, i, span, p.text, p.locations[i]) for i, span in enumerate(p.chunks)]
-                link_rows += [(doc.pk, ref.kind, ref.key, ref.anchor) for ref in p.links]
-                acl_new.append((doc.pk, acl_ids))
-                new_chunk_docs.append(doc.pk)
-                changes.append(DocumentChange(doc.pk, doc.tenant_id, "created"))
-                results.append(IngestResult(doc.pk, p.item.external_id, "created", len(p.chunks)))
-        # Only documents that existed can hold stale ACL rows: new ones skip this query each.
-        for document_id, acl_ids in acl_plan:
-            DocumentAcl.objects.filter(document_id=document_id).exclude(principal_id__in=acl_ids).delete()
-        DocumentAcl.objects.bulk_create(
-            [DocumentAcl(document_id=d, principal_id=pid) for d, ids in acl_plan + acl_new for pid in ids],
-            ignore_conflicts=True,
-        )
-        chunks_copy(chunk_rows)
-        document_links_write(link_rows, documents=new_chunk_docs, tenant_ids=[source.tenant_id])
-        documents_changed_notify(changes)
-        if new_chunk_docs:
-            enqueue_on_commit("knowledge.tasks.chunks_embed_task", list(new_chunk_docs))
-    order = {p.item.external_id: i for i, p in enumerate(prepared)}  # a member's upload may have been renamed
-    return sorted(results, key=lambda r: order[r.external_id])
+    return prepared
+
+
+@dataclass
+class _Batch:
+    """One documents_ingest transaction: what it read under its locks, and the rows it gathers to write at once."""
+
+    source: Source
+    tenant: Tenant
+    now: datetime
+    prepared: list[_Prepared]
+    existing: dict[str, Document]
+    default_visibility: str
+    default_acl_ids: list[int]
+    # A document's `acl` holds its grants made in the app too (DocumentGrant): a re-ingest neither compares them
+    # with the record's access nor removes them.
+    granted: dict[int, set[int]]
+    principals: dict = dataclasses.field(default_factory=dict)
+    to_create: list[_Prepared] = dataclasses.field(default_factory=list)
+    chunk_rows: list[tuple] = dataclasses.field(default_factory=list)
+    link_rows: list[tuple] = dataclasses.field(default_factory=list)
+    acl_plan: list[tuple[int, list[int]]] = dataclasses.field(default_factory=list)  # documents that existed
+    acl_new: list[tuple[int, list[int]]] = dataclasses.field(default_factory=list)
+    new_chunk_docs: list[int] = dataclasses.field(default_factory=list)
+    changes: list[DocumentChange] = dataclasses.field(default_factory=list)
+    results: list[IngestResult] = dataclasses.field(default_factory=list)
+
+
+def _batch_open(authority: Authority, source: Source, prepared: list[_Prepared], *, member: bool) -> _Batch:
+    """Lock what the batch writes: the source's defaults (FOR SHARE; see source_update), then its documents."""
+    defaults = source_defaults_share(source.pk)
+    if member:
+        # Under the lock: an admin may have closed the source to members since the upload was recorded.
+        source_upload_check(authority, source, members_may_upload=defaults[1] if defaults else None)
+    if defaults is None:
+        raise ValidationError("the source no longer exists")
+    default_visibility = defaults[0]
+    existing = {d.external_id: d for d in Document.objects.select_for_update().filter(
+        source=source, external_id__in=[p.item.external_id for p in prepared])}
+    if member:
+        prepared, existing = _member_upload_targets(authority, source, prepared, existing)
+    return _Batch(source=source, tenant=Tenant.objects.get(pk=source.tenant_id), now=timezone.now(),
+                  prepared=prepared, existing=existing, default_visibility=default_visibility,
+                  granted=documents_granted_ids([d.pk for d in existing.values()]),
+                  default_acl_ids=sorted(SourceAcl.objects.filter(source_id=source.pk)
+                                         .values_list("principal_id", flat=True)))
+
+
+def _document_attrs(batch: _Batch, p: _Prepared) -> tuple[dict[str, Any], list[int]]:
+    """The document's stored attributes and its ACL (principal ids) as this item gives them."""
+    item = p.item
+    inherits = item.inherits_access
+    acl_ids = batch.default_acl_ids if inherits else _principal_ids(batch.tenant, p.acl, batch.principals)
+    author_id = _principal_ids(batch.tenant, [p.author], batch.principals)[0] if p.author else None
+    return {
+        "title": item.title.strip()[:500], "record_url": item.record_url or "", "format": item.format,
+        "metadata": p.metadata, "author_id": author_id, "expires_at": item.expires_at, "acl_inherited": inherits,
+        "visibility": batch.default_visibility if inherits else (item.visibility or Visibility.WORKSPACE),
+    }, acl_ids
+
+
+def _document_replace(batch: _Batch, p: _Prepared, current: Document) -> None:
+    """An existing document: new text replaces its chunks and links; new attributes or ACL only themselves."""
+    item, now = p.item, batch.now
+    attrs, acl_ids = _document_attrs(batch, p)
+    _expiry_check(item, current.created_at)
+    content_changed = current.content_hash != p.content_hash
+    attr_changed = [k for k, v in attrs.items() if getattr(current, k) != v]
+    acl_changed = sorted(set(current.acl) - batch.granted.get(current.pk, set())) != acl_ids
+    if content_changed:
+        Chunk.objects.filter(document=current).delete()
+        DocumentLink.objects.filter(source=current).delete()
+        current.text, current.content_hash = p.text, p.content_hash
+        current.updated_at, current.observed_at = item.updated_at or now, item.observed_at or now
+        for k, v in attrs.items():
+            setattr(current, k, v)
+        current.save(update_fields=["text", "content_hash", "updated_at", "observed_at", *attrs])
+        _content_rows(batch, current.pk, p)
+        batch.changes.append(DocumentChange(current.pk, current.tenant_id, "changed"))
+        status = "updated"
+    elif attr_changed or acl_changed:
+        for k in attr_changed:
+            setattr(current, k, attrs[k])
+        if attr_changed:
+            current.save(update_fields=attr_changed)
+        access = acl_changed or "visibility" in attr_changed
+        batch.changes.append(DocumentChange(current.pk, current.tenant_id, "access_changed" if access else "changed"))
+        status = "metadata_updated"
+    else:
+        status = "unchanged"
+    if acl_changed:
+        batch.acl_plan.append((current.pk, acl_ids))
+    batch.results.append(IngestResult(current.pk, item.external_id, status,
+                                      len(p.chunks) if content_changed else current.chunks.count()))
+
+
+def _content_rows(batch: _Batch, document_id: int, p: _Prepared) -> None:
+    """The chunk and link rows of a document's new text, written with the batch's others."""
+    batch.chunk_rows += [_chunk_row(document_id, i, span, p.text, p.locations[i]) for i, span in enumerate(p.chunks)]
+    batch.link_rows += [(document_id, ref.kind, ref.key, ref.anchor) for ref in p.links]
+    batch.new_chunk_docs.append(document_id)
+
+
+def _documents_create(batch: _Batch) -> None:
+    """The batch's new documents, in one INSERT."""
+    created = []
+    for p in batch.to_create:
+        item = p.item
+        attrs, acl_ids = _document_attrs(batch, p)
+        when = item.created_at or batch.now
+        _expiry_check(item, when)
+        created.append((p, Document(
+            tenant_id=batch.source.tenant_id, source=batch.source, external_id=item.external_id, text=p.text,
+            content_hash=p.content_hash, created_at=when, updated_at=item.updated_at or when,
+            observed_at=item.observed_at or batch.now, **attrs), acl_ids))
+    if not created:
+        return
+    Document.objects.bulk_create([doc for _, doc, _ in created])
+    for p, doc, acl_ids in created:
+        _content_rows(batch, doc.pk, p)
+        batch.acl_new.append((doc.pk, acl_ids))
+        batch.changes.append(DocumentChange(doc.pk, doc.tenant_id, "created"))
+        batch.results.append(IngestResult(doc.pk, p.item.external_id, "created", len(p.chunks)))
+
+
+def _batch_close(batch: _Batch) -> None:
+    """Write the gathered ACL, chunk and link rows; tell listeners; queue the embedding after commit."""
+    # Only documents that existed can hold stale ACL rows: new ones skip this query each.
+    for document_id, acl_ids in batch.acl_plan:
+        DocumentAcl.objects.filter(document_id=document_id).exclude(principal_id__in=acl_ids).delete()
+    DocumentAcl.objects.bulk_create(
+        [DocumentAcl(document_id=d, principal_id=pid) for d, ids in batch.acl_plan + batch.acl_new for pid in ids],
+        ignore_conflicts=True,
+    )
+    chunks_copy(batch.chunk_rows)
+    document_links_write(batch.link_rows, documents=batch.new_chunk_docs, tenant_ids=[batch.source.tenant_id])
+    documents_changed_notify(batch.changes)
+    if batch.new_chunk_docs:
+        enqueue_on_commit("knowledge.tasks.chunks_embed_task", list(batch.new_chunk_docs))
 
 
 def member_upload_id(user_id: int | None, name: str) -> str:

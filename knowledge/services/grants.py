@@ -27,12 +27,17 @@ def _require_writer(authority: Authority, tenant_id: int) -> None:
         raise PermissionDenied("only a tenant admin (or an admin service key) may change sources and documents")
 
 
-def source_upload_allowed(authority: Authority, source: Source) -> bool:
-    """Who may upload files into a source: its tenant's admins; members and analysts (signed-in users)
-    only when the source allows member uploads. The one exception to "only admins write"."""
+def source_upload_check(authority: Authority, source: Source, *, members_may_upload: bool | None = None) -> None:
+    """The one rule of who may upload files into a source, the one exception to "only admins write": its tenant's
+    admins; members and analysts (signed-in users) only when the source takes member uploads. Raises
+    PermissionDenied. Applied when an upload is recorded (upload_batch_record: the request's 403) and again when
+    its files are written (documents_ingest, with `members_may_upload` as read under the source's lock), since
+    an admin may close the source in between."""
     if authority.tenant_id != source.tenant_id:
-        return False
-    return authority.is_admin or (source.members_may_upload and authority.kind == "user")
+        raise PermissionDenied("you may not upload into this source")
+    allowed = source.members_may_upload if members_may_upload is None else members_may_upload
+    if not (authority.is_admin or (allowed and authority.kind == "user")):
+        raise PermissionDenied("this source does not take uploads from members; ask a tenant admin")
 
 
 def _principal_ids(tenant: Tenant, specs: Iterable[tuple[str, str]], cache: dict) -> list[int]:

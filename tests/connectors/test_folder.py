@@ -157,3 +157,28 @@ def test_a_sidecar_naming_a_non_member_fails_only_its_files(world, import_root, 
     run = sync(world, source, mode="permissions")
     assert run.status == "succeeded" and run.failed == 1, (run.message, run.errors)
     assert "is not a member of this tenant" in run.errors[0]["reason"]
+
+
+def test_a_markdown_file_is_parsed_once_from_the_folder_to_its_chunks(world, folder_source, monkeypatch):
+    # The reader parses it in its child process; the parse goes on with the record to ingest, which does not parse
+    # it again here (issue 38: parse once).
+    from knowledge import parsing
+
+    calls = []
+    real = parsing.parse_markdown
+    monkeypatch.setattr(parsing, "parse_markdown", lambda raw: calls.append(raw) or real(raw))
+    run = sync(world, folder_source)
+    assert run.status == "succeeded", run.message
+    assert calls == []
+    welcome = Document.objects.get(source=folder_source, external_id="welcome.md")
+    assert welcome.format == "markdown" and welcome.chunks.first().heading_path.endswith("Welcome")
+
+
+def test_a_file_over_the_size_limit_is_one_failed_item(world, folder_source, import_root, settings):
+    settings.UPLOAD_MAX_FILE_BYTES = 1024
+    (import_root / "acme" / "handbook" / "big.txt").write_text("word " * 400)
+    run = sync(world, folder_source)
+    assert run.status == "succeeded", run.message
+    assert {"item": "big.txt", "reason": "over the size limit (2,000 bytes; the limit is 1,024)"} in [
+        {k: e[k] for k in ("item", "reason")} for e in run.errors]
+    assert not Document.objects.filter(source=folder_source, external_id="big.txt").exists()

@@ -61,7 +61,8 @@ def settings_fallbacks(source: str) -> list[int]:
 
 
 def env_variables(source: str) -> set[str]:
-    """The variable names passed to the env helpers (`env_int("NAME", ...)`)."""
+    """The variable names passed to the env helpers (`env_int("NAME", ...)`), with the former names they still
+    read (`deprecated_alias="OLD_NAME"`): a deployment may set those, so the reference must name them."""
     names = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call):
@@ -69,6 +70,8 @@ def env_variables(source: str) -> set[str]:
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
             if name in ENV_HELPERS and node.args and isinstance(node.args[0], ast.Constant):
                 names.add(node.args[0].value)
+                names.update(k.value.value for k in node.keywords
+                             if k.arg == "deprecated_alias" and isinstance(k.value, ast.Constant))
     return names
 
 
@@ -106,8 +109,9 @@ def test_settings_fallbacks_are_found():
 
 
 def test_env_variables_are_collected():
-    source = "A = env_int('A', 1, minimum=0)\nB = env.env_str('B')\nC = other('C')\nD = env_bool(name)\n"
-    assert env_variables(source) == {"A", "B"}
+    source = ("A = env_int('A', 1, minimum=0)\nB = env.env_str('B')\nC = other('C')\nD = env_bool(name)\n"
+              "E = env_int('E', 1, deprecated_alias='OLD_E')\n")
+    assert env_variables(source) == {"A", "B", "E", "OLD_E"}
 
 
 def test_documented_names_come_from_prose_and_the_first_column():

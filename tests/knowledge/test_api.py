@@ -113,7 +113,7 @@ def test_multipart_upload_and_size_limit(world, corpus, settings):
     doc = Document.objects.get(pk=response.json()["document_id"])
     # The title is the file's own heading, not its name.
     assert (doc.format, doc.title, doc.external_id) == ("markdown", "Guide", "guide.md")
-    settings.MAX_UPLOAD_BYTES = 1024
+    settings.UPLOAD_MAX_FILE_BYTES = 1024
     big = SimpleUploadedFile("big.txt", b"x " * 2048, content_type="text/plain")
     too_big = client.post("/api/v1/documents", {"source": corpus.acme_wiki.pk, "file": big}, format="multipart")
     assert too_big.status_code == 413 and "limit" in too_big.content.decode()

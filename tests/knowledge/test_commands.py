@@ -122,3 +122,17 @@ def test_reembed_without_embedder_fails(use_embedder):
     use_embedder("none")
     with pytest.raises(CommandError, match="EMBEDDER=none"):
         _run("reembed")
+
+
+def test_ingest_reports_a_file_it_cannot_read_or_name_and_goes_on(world, folder):
+    (folder / "scan.pdf").write_bytes(b"%PDF-1.7 not really a pdf")
+    deep = folder / ("d" * 250) / ("e" * 250) / ("f" * 20)
+    deep.mkdir(parents=True)
+    (deep / "note.txt").write_text("A note too deep to name.")
+    err = StringIO()
+    with pytest.raises(CommandError, match="2 file"):
+        call_command("ingest", str(folder), tenant="acme", stdout=StringIO(), stderr=err)
+    lines = sorted(err.getvalue().splitlines())
+    assert lines[0].startswith(f"error: {'d' * 250}/") and "external_id is longer than 512 characters" in lines[0]
+    assert lines[1] == "error: scan.pdf: corrupt or unreadable PDF file"
+    assert Document.objects.filter(tenant=world.acme, source__name=f"folder:{folder.name}").count() == 6

@@ -201,7 +201,7 @@ def test_json_records_list_and_single_object():
     assert parsed[0].external_id == "a" and parsed[0].acl == ("group:hr",) and parsed[0].visibility == "restricted"
     assert parsed[1].external_id == "export.json#2" and parsed[1].visibility is None and parsed[1].acl is None
     [single] = file_parse("one.json", json.dumps({"title": "Solo", "text": "Alone"}).encode())
-    assert single.title == "Solo" and single.external_id is None
+    assert single.title == "Solo" and single.external_id == "one.json"  # named after its file
 
 
 @pytest.mark.parametrize("payload,reason", [

@@ -16,10 +16,11 @@ from django.urls import reverse
 
 from benchmarks.knowledge import hostile_files as hostile
 from groundwork.task_queue import background_wait
-from knowledge.files import FileRefused, ParsedFile, file_parse, file_parse_isolated
+from knowledge.files import FileRefused, file_parse, file_parse_isolated
 from knowledge.isolation import IsolatedError, ParseRefused, isolated_call, parse_budget
 from knowledge.models import Document, UploadBatch
-from knowledge.parsing import parse_html
+from knowledge.parsing import Heading, Parsed, parse_html
+from knowledge.services import DocumentInput
 from tests.knowledge.test_upload import outcomes, post_files
 
 pytestmark = pytest.mark.usefixtures("no_embedder")
@@ -77,7 +78,7 @@ def test_output_past_the_budget_is_refused(settings):
     settings.PARSE_OUTPUT_CHARS_PER_BYTE = 2
     assert parse_budget(10_000).output_chars == 20_000
     with pytest.raises(ParseRefused, match="larger than 20,000 characters"):
-        isolated_call(lambda: "x" * 200_000, input_bytes=10_000)
+        isolated_call(lambda: "x" * 400_000, input_bytes=10_000)  # past 8 bytes a character: body and parse
 
 
 def test_a_crash_is_refused_with_its_signal():
@@ -99,7 +100,7 @@ def test_only_the_named_classes_are_unpickled_from_the_child():
     with pytest.raises(ParseRefused, match="could not be read back"):
         isolated_call(_Foreign, input_bytes=10)
     [parsed] = isolated_call(file_parse, "n.txt", b"Notes\n\nbody", input_bytes=11,
-                             returns=(ParsedFile, FileRefused)).value
+                             returns=(DocumentInput, FileRefused, Parsed, Heading)).value
     assert parsed.title == "Notes"
 
 

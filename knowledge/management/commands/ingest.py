@@ -1,10 +1,11 @@
 """Ingest files or a folder into a tenant: `manage.py ingest PATH --tenant SLUG [--source NAME]`.
 
-Text, Markdown and HTML files become one document each (external id = path relative to PATH); `.json`
-files hold `{"records": [...]}` or a list of records, and `.jsonl` one record a line, each with the
-document fields of the API (DocumentInput.from_record: without `visibility` and `acl` a record inherits
-its source's access; `--visibility`/`--acl` apply to the plain files). A bad file or record is reported on
-an `error:` line and skipped; the exit status is non-zero when any failed.
+Every file type the upload page reads (knowledge.files: text, Markdown, HTML, CSV, PDF, Office, e-mail) becomes
+one document (external id = path relative to PATH), read by the same readers; `.json` files hold
+`{"records": [...]}` or a list of records, and `.jsonl` one record a line, each with the document fields of the
+API (DocumentInput.from_record: without `visibility` and `acl` a record inherits its source's access;
+`--visibility`/`--acl` apply to the other files). A bad file or record is reported on an `error:` line and
+skipped; the exit status is non-zero when any failed.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from tqdm import tqdm
 from groundwork.models import Tenant
 from groundwork.selectors import authority_for_service
 
+from ...files import FileRefused, file_kind, file_parse_isolated
 from ...models import Source
-from ...parsing import format_for_filename
 from ...services import DocumentInput, documents_import
 
 
@@ -66,12 +67,16 @@ class Command(BaseCommand):
                             errors += 1
                             self.stderr.write(f"error: {rel} record {number}: {'; '.join(exc.messages)}")
                     continue
-                fmt = format_for_filename(file.name)
-                if fmt is None:
+                if file_kind(file.name) is None:
                     continue
-                items.append(DocumentInput(external_id=rel, title=file.stem.replace("_", " ").replace("-", " "),
-                                           body=file.read_text(encoding="utf-8"), format=fmt,
-                                           visibility=visibility, acl=tuple(acl)))
+                items += [document.overridden(external_id=rel, visibility=visibility, acl=tuple(acl))
+                          for document in file_parse_isolated(rel, file.read_bytes())]
+            except FileRefused as refused:
+                errors += 1
+                self.stderr.write(f"error: {rel}: {refused.reason}")
+            except ValidationError as exc:  # the envelope refused a value (a path over 512 characters)
+                errors += 1
+                self.stderr.write(f"error: {rel}: {'; '.join(exc.messages)}")
             except (ValueError, KeyError, UnicodeDecodeError) as exc:
                 errors += 1
                 self.stderr.write(f"error: {rel}: {exc}")
