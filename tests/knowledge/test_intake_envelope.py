@@ -124,7 +124,7 @@ def test_a_json_upload_maps_each_record_once(world, upload_source, monkeypatch):
     parsed = file_parse("records.json", json.dumps(records).encode())
     assert len(mapped) == 2
     # A member's upload drops a record's own access with an override, not by mapping the record again.
-    inputs = _document_inputs(parsed, own_access=False)
+    inputs = _document_inputs(parsed, own_access=False, tenant_id=upload_source.tenant_id)
     results = documents_ingest(authority=world.authority(world.admin), source=upload_source, items=inputs,
                                member_upload=True)
     assert len(mapped) == 2
