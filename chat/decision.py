@@ -128,9 +128,8 @@ def part_search(authority: Authority, question: str, *, embedded: list[float] | 
         # The repeat search rewords the full-text terms only; its semantic channel searches with the
         # question's own vector. The similarity bars are calibrated on the question's closeness to its
         # evidence: a reworded keyword list embeds differently, and judging its evidence at the same bars
-        # would give every unsure question a second draw at them. Measured (three collections, each asked
-        # of the others' tenants): CISI's descriptions answered from SciFact 8 -> 5 of 76, from Cranfield
-        # 3 -> 0, with no in-corpus question lost.
+        # would give every unsure question a second draw at them (the answers bench: fewer out-of-corpus
+        # questions answered, no in-corpus one lost).
         again, semantic_again = evidence_search(authority, retry, k, embedded)
         semantic = semantic if semantic_again == "ok" else semantic_again
         second = gate_decide(question, again, vector_enabled=semantic_again == "ok", term_weights=weights,

@@ -242,8 +242,7 @@ def typed_spans(sentence: str, answer_type: AnswerType, question: str) -> list[t
         if not (noun and _TIME_UNIT.fullmatch(noun)):
             # Asked for a number of something other than a time, a year is no count ("How many Huguenots were there
             # in 1598?" of "... fought from 1562 to 1598"; "What acceptance rate ...?" of "... ended in 2007"), nor
-            # is a date ("19th century", "the late 1980s"). SQuAD 2.0 (judged offline): 4 and 5 more unanswerable
-            # questions refused (odd, even articles), one more gold-span lead, no answer lost.
+            # is a date ("19th century", "the late 1980s").
             return [span for span in _spans(_NUMBER_SPAN, sentence, question_stems)
                     if not _a_year(sentence, span, noun)]
         return _spans(_NUMBER_SPAN, sentence, question_stems) or _spans(_DATE_SPAN, sentence, question_stems)

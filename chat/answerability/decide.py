@@ -24,9 +24,8 @@ def judged(question: str) -> bool:
 def slot_checked(question: str) -> bool:
     """Whether the verdict checks an answer slot for this question (`QuestionAnalysis.slot_checked`). For a
     question asking for a description ("What future is there for automatic medical diagnosis?") the gate's phrase
-    rule then still applies to evidence only just close in meaning (chat.gate). Measured with the rules judge: of
-    CISI's questions asked of SciFact's tenant, 5 -> 3 of 76 answered, of Cranfield's 6 -> 4 of 225, with no
-    in-corpus question of the three collections lost."""
+    rule then still applies to evidence only just close in meaning (chat.gate): fewer out-of-corpus questions
+    answered, no in-corpus one lost (the answers bench's three collections)."""
     return question_analyse(question).slot_checked
 
 
