@@ -361,6 +361,7 @@ SPECTACULAR_SETTINGS = {
         "ConnectorKindEnum": "connectors.models.Connector.Kind",
         "SourceKindEnum": "knowledge.models.Source.Kind",
         "SyncRunModeEnum": "connectors.models.SyncRun.Mode",
+        "AnswerRatingEnum": ["up", "down"],
     },
 }
 

@@ -51,7 +51,11 @@ def _sharing(authority, document_id: int):
 
 class DocumentReadersApi(AuthorityAPIView):
     @role_required("admin")
-    @extend_schema(summary="Who reads a document, and why (admin)", responses=SharingOutput)
+    @extend_schema(summary="Who reads a document, and why (admin)",
+                   description=("Every reader of the document, each a person, a group or an e-mail address, with why "
+                                "it reads: the source's defaults, a connector's sync, the document's own access or a "
+                                "grant (who granted it, when and why). 404 for a document of another tenant."),
+                   responses=SharingOutput)
     def get(self, request, document_id: int, **kwargs):
         _, sharing = _sharing(self.authority, document_id)
         return Response(SharingOutput(sharing).data)

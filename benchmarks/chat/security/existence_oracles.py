@@ -140,7 +140,10 @@ def _admin_redirects(world: ProbeWorld, checks: Checks, operator) -> None:
 
 
 def _review_pairs(world: ProbeWorld, checks: Checks) -> None:
-    tool_hidden, tool_open = f"Zephyr{world.tag}", f"Quartz{world.tag}"
+    # Letters only: two object keys that both carry a number are different identifiers, never paired for review
+    # (findings.consolidation), and the world's tag is hex.
+    letters = world.tag.translate(str.maketrans("0123456789", "ghijklmnop"))
+    tool_hidden, tool_open = f"Zephyr{letters}", f"Quartz{letters}"
 
     def claim(external_id: str, tool: str, acl) -> None:
         sentence = f"The Payments Team uses {tool}."
