@@ -373,15 +373,24 @@ _RESOLVE = """
       ) m
      WHERE l.id = m.link_id
 """
-# One arm per way a key may match a record, each an equality the planner can hash or probe an index with
-# (migration 0014 indexes each record-side expression): an OR of two matches in one join condition is evaluated
-# for every (link, record) pair of the tenant instead.
-_ARM_OUT = """
-    SELECT l2.id AS link_id, d.id AS target_id
-      FROM knowledge_document_link l2
-      JOIN knowledge_document d ON d.tenant_id = l2.tenant_id AND d.id <> l2.source_id AND {match}
-     WHERE l2.target_id IS NULL AND l2.kind = {kind} AND l2.source_id = ANY(%(documents)s::bigint[])
+# Links out of the batch: each link probes the tenant's records once per way its key may match (the oldest
+# match of each, the oldest of those wins), through the expression indexes of migration 0014 — never a scan of
+# every record of the tenant per batch, which made an import quadratic (SciFact's abstracts carry ticket-like
+# keys such as IL-6).
+_RESOLVE_OUT = """
+    UPDATE knowledge_document_link l
+       SET target_id = m.target_id
+      FROM (
+        SELECT l2.id AS link_id, LEAST({probes}) AS target_id
+          FROM knowledge_document_link l2
+         WHERE l2.target_id IS NULL AND l2.kind = {kind} AND l2.source_id = ANY(%(documents)s::bigint[])
+      ) m
+     WHERE l.id = m.link_id AND m.target_id IS NOT NULL
 """
+_PROBE = ("(SELECT min(d.id) FROM knowledge_document d"
+          " WHERE d.tenant_id = l2.tenant_id AND d.id <> l2.source_id AND {match})")
+# Links into the batch: one arm per way a key may match, each an equality the planner probes the partial index
+# of dangling links with, from the batch's records by id.
 _ARM_IN = """
     SELECT l2.id AS link_id, d.id AS target_id
       FROM knowledge_document d
@@ -396,24 +405,32 @@ DANGLING_KINDS = sql.SQL(
                     WHERE tenant_id = ANY(%(tenant_ids)s::bigint[]) AND kind = k AND target_id IS NULL)
     """
 )
+# How a link's key matches a record: against the record's generated key columns (migration 0014: one column and
+# one index per way), a plain equality the planner may use an index for under row-level security.
 _LINK_MATCH = {
-    "url": ("lower(l2.key) = lower(rtrim(split_part(d.record_url, '#', 1), '/')) AND d.record_url <> ''",),
+    "url": ("d.link_url_key = lower(l2.key)",),
     "doc": ("l2.key = d.id::text",),
-    "wiki": ("l2.key = lower(regexp_replace(btrim(d.title), '\\s+', ' ', 'g'))",),
+    "wiki": ("d.link_wiki_key = l2.key",),
     # a ticket key names the record whose title starts with it, or whose upstream id it is
-    "ticket": ("l2.key = substring(btrim(d.title) from '^([A-Z][A-Z0-9]{1,9}-[0-9]{1,6})(?![[:alnum:]_-])')",
-               "l2.key = upper(btrim(d.external_id))"),
+    "ticket": ("d.link_ticket_key = l2.key", "d.link_external_key = l2.key"),
 }
+# Probing by a link's key: a record id as a number, so the primary key finds it.
+_LINK_MATCH_OUT = {**_LINK_MATCH, "doc": ("d.id = CASE WHEN l2.key ~ '^[0-9]{1,18}$' THEN l2.key::bigint END",)}
 
 
-def _resolve(arm: str, kind: str) -> sql.Composed:
-    arms = sql.SQL(" UNION ALL ").join(sql.SQL(arm).format(match=sql.SQL(match), kind=sql.Literal(kind))
+def _resolve_in(kind: str) -> sql.Composed:
+    arms = sql.SQL(" UNION ALL ").join(sql.SQL(_ARM_IN).format(match=sql.SQL(match), kind=sql.Literal(kind))
                                        for match in _LINK_MATCH[kind])
     return sql.SQL(_RESOLVE).format(arms=arms)
 
 
-DOCUMENT_LINKS_RESOLVE_OUT = {kind: _resolve(_ARM_OUT, kind) for kind in _LINK_MATCH}
-DOCUMENT_LINKS_RESOLVE_IN = {kind: _resolve(_ARM_IN, kind) for kind in _LINK_MATCH}
+def _resolve_out(kind: str) -> sql.Composed:
+    probes = sql.SQL(", ").join(sql.SQL(_PROBE).format(match=sql.SQL(match)) for match in _LINK_MATCH_OUT[kind])
+    return sql.SQL(_RESOLVE_OUT).format(probes=probes, kind=sql.Literal(kind))
+
+
+DOCUMENT_LINKS_RESOLVE_OUT = {kind: _resolve_out(kind) for kind in _LINK_MATCH}
+DOCUMENT_LINKS_RESOLVE_IN = {kind: _resolve_in(kind) for kind in _LINK_MATCH}
 
 
 def document_links_write(rows: Sequence[tuple[int, str, str, str]], *, documents: Sequence[int],
