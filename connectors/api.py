@@ -44,6 +44,13 @@ class SyncRunSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(read_only=True)
     started_at = serializers.DateTimeField(read_only=True, allow_null=True)
     finished_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    phase = serializers.CharField(read_only=True, help_text="Where the run is: \"\" (waiting for a worker), listing, "
+                                  "deleting (content runs), access, applying (permission runs), done. A failed run "
+                                  "keeps the phase it failed in.")
+    total = serializers.IntegerField(read_only=True, allow_null=True,
+                                     help_text="Items the run goes through where known beforehand (a permission "
+                                               "run's documents); null for a content run, whose listing is read "
+                                               "as it goes.")
     seen = serializers.IntegerField(read_only=True)
     added = serializers.IntegerField(read_only=True)
     updated = serializers.IntegerField(read_only=True)

@@ -74,6 +74,16 @@ class SyncRun(models.Model):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
 
+    class Phase(models.TextChoices):
+        # Where a running run is, shown on its page while it lasts (a listing's length is not known before it
+        # ends, so a content run shows its phase and counts; a permission run also knows its total).
+        WAITING = "", "Waiting for a worker"
+        LISTING = "listing", "Reading the source and writing its documents"
+        DELETING = "deleting", "Removing documents the source no longer holds"
+        ACCESS = "access", "Reading who may read what at the source"
+        APPLYING = "applying", "Re-sharing the stored documents"
+        DONE = "done", "Done"
+
     ACTIVE = ("queued", "running")
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
@@ -91,6 +101,10 @@ class SyncRun(models.Model):
     deleted = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
+    phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.WAITING, blank=True)
+    # Items the run will go through, where known before it starts (a permission run: the source's documents);
+    # null: not known (a content run's listing is read as it goes).
+    total = models.PositiveIntegerField(null=True, blank=True)
     # Seconds the source held the run back (a live API's rate limits: Retry-After, X-RateLimit-Reset waits).
     waited_s = models.FloatField(default=0)
     # Units of the listing (files, channels, issues) an earlier run had committed and this one resumed after,
@@ -108,6 +122,8 @@ class SyncRun(models.Model):
             models.CheckConstraint(condition=Q(status__in=["queued", "running", "succeeded", "failed"]),
                                    name="connectors_syncrun_status"),
             models.CheckConstraint(condition=Q(mode__in=["content", "permissions"]), name="connectors_syncrun_mode"),
+            models.CheckConstraint(condition=Q(phase__in=["", "listing", "deleting", "access", "applying", "done"]),
+                                   name="connectors_syncrun_phase"),
             models.CheckConstraint(condition=Q(finished_at__isnull=True) | Q(status__in=["succeeded", "failed"]),
                                    name="connectors_syncrun_finished_has_status"),
         ]

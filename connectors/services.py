@@ -85,7 +85,10 @@ def _principals_clean(name: str, value) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
         raise ValidationError(f"settings.{name} must be a list of principals such as \"group:hr\"")
     for principal in value:
-        principal_parse(principal)  # raises ValidationError with the reason
+        try:
+            principal_parse(principal)
+        except ValidationError as exc:  # named, so the page puts the reason on the setting's own field
+            raise ValidationError(f"settings.{name}: {'; '.join(exc.messages)}") from exc
     return value
 
 
@@ -495,8 +498,15 @@ def connector_test(*, authority: Authority, source: Source) -> str:
     connector = Connector.objects.filter(source=source).first()
     if connector is None:
         raise ValidationError("this source has no connector; configure one first")
+    root = import_root(source.tenant.slug)
+    path = connector.settings.get("path")
+    # Some export kinds read their access from settings alone (Jira's project map): that the export is there is
+    # part of "can it read the source".
+    if path and not (root / path).exists():
+        raise ValidationError(f"the connection failed: there is nothing at “{path}” in the import folder yet — "
+                              "upload the export on this page")
     try:
-        impl = connector_for(connector.kind, root=import_root(source.tenant.slug), settings=connector.settings,
+        impl = connector_for(connector.kind, root=root, settings=connector.settings,
                              credentials=credentials_decrypt(connector.credentials_encrypted),
                              state=connector.sync_state)
         snapshot = impl.permissions()

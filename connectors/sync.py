@@ -80,6 +80,11 @@ class Tally:
         return round(float(getattr(self.impl, "waited_s", 0.0)), 3)
 
 
+def _phase(run_id: int, phase: str, **fields) -> None:
+    """Where the run is, for its page while it lasts (committed on its own, like the counts)."""
+    SyncRun.objects.filter(pk=run_id).update(phase=phase, **fields)
+
+
 def record_hash(record: dict) -> str:
     return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -128,6 +133,7 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
     batch: list[DocumentInput] = []
     since_checkpoint = 0
     _resume(run, connector, impl)
+    _phase(run.pk, SyncRun.Phase.LISTING)
     for item in impl.listing():
         tally.add("seen")
         since_checkpoint += 1
@@ -153,6 +159,7 @@ def content_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tal
     if partial is not EVERY_SCOPE and impl.resumed_after:
         partial = _slim_apply(impl, seen, protected_scopes, partial)
     if partial is not EVERY_SCOPE:  # an incremental listing names only what changed: it proves no deletion
+        _phase(run.pk, SyncRun.Phase.DELETING)
         _deletions_apply(source, authority, seen, protected_scopes | partial, tally)
     state = impl.state_after()
     # The listing got through: its checkpoint is spent. The state is kept only when the run got this far: a
@@ -199,9 +206,11 @@ def _deletions_apply(source, authority, seen: set[str], protected_scopes: set[st
 def permissions_sync(run: SyncRun, connector: Connector, impl, authority, tally: Tally) -> None:
     """Re-read who may read each scope and re-share the stored documents accordingly; no content is read."""
     source = connector.source
+    _phase(run.pk, SyncRun.Phase.ACCESS)
     snapshot = impl.permissions()
     rows = Document.objects.filter(source=source, metadata__has_key=SCOPE_KEY).order_by("pk").values_list(
         "pk", "metadata")
+    _phase(run.pk, SyncRun.Phase.APPLYING, total=rows.count())
     changes = []
     for pk, metadata in rows.iterator(chunk_size=2000):
         tally.add("seen")
@@ -248,7 +257,7 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
     # A re-delivered run starts its counts over; ingestion by hash makes the repeat cheap and idempotent.
     SyncRun.objects.filter(pk=run.pk).update(status=SyncRun.Status.RUNNING, started_at=timezone.now(), errors=[],
                                              seen=0, added=0, updated=0, deleted=0, unchanged=0, failed=0,
-                                             resumed_after=0)
+                                             resumed_after=0, phase=SyncRun.Phase.WAITING, total=None)
     tally = Tally(run.pk)
     status, message = SyncRun.Status.SUCCEEDED, ""
     try:
@@ -265,6 +274,8 @@ def _execute_locked(run: SyncRun, connector: Connector) -> str:
         logger.exception("sync run %s failed", run.pk)
         status, message = SyncRun.Status.FAILED, f"the sync stopped on an internal error ({type(exc).__name__})"
     SyncRun.objects.filter(pk=run.pk).update(status=status, message=message[:2000], finished_at=timezone.now(),
+                                             **({"phase": SyncRun.Phase.DONE} if status == SyncRun.Status.SUCCEEDED
+                                                else {}),
                                              errors=tally.errors, waited_s=tally.waited_s, **tally.counts)
     return status
 

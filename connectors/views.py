@@ -3,8 +3,6 @@ to sync now. Server-rendered plain forms; thin views calling one service or sele
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404
@@ -14,16 +12,17 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from groundwork.authority import Authority
 from groundwork.page_access import page_found, tenant_page
 
-from . import selectors, services
+from . import forms, selectors, services
+from .forms import FormInvalid
 from .models import Connector, SyncRun
 
 
-def _int_or_none(raw: str, name: str) -> int | None:
+def _int_or_none(raw: str, name: str, label: str) -> int | None:
     raw = (raw or "").strip()
     if not raw:
         return None
     if not raw.isdigit():
-        raise ValidationError(f"{name} must be a whole number of minutes")
+        raise FormInvalid({name: [f"{label} must be a whole number of minutes"]})
     return int(raw)
 
 
@@ -34,58 +33,51 @@ def _source(authority: Authority, raw_id: str):
         raise Http404 from exc
 
 
-def _extra_settings(raw: str) -> dict:
-    """The form's "more settings" box: a JSON object (base_url, space_key, repo, project_access, …)."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser's stack
-        raise ValidationError("More settings must be a JSON object, e.g. {\"base_url\": \"https://…\"}") from None
-    if not isinstance(value, dict):
-        raise ValidationError("More settings must be a JSON object, e.g. {\"base_url\": \"https://…\"}")
-    return value
-
-
-def _extra_shown(connector) -> str:
-    """The settings beyond path and workspace address, for the "more settings" box (settings hold no secrets)."""
-    extra = {k: v for k, v in (connector.settings if connector else {}).items()
-             if k not in ("path", "workspace_url", "base_url", "space_key", "repo")}
-    return json.dumps(extra) if extra else ""
-
-
-def _configure(request, authority: Authority) -> str:
-    source = _source(authority, request.POST.get("source_id", ""))
-    settings = _extra_settings(request.POST.get("extra_settings", ""))
-    if request.POST.get("path", "").strip():
-        settings["path"] = request.POST["path"]
-    if request.POST.get("workspace_url", "").strip():
-        settings["workspace_url"] = request.POST["workspace_url"].strip()
-    # The live kinds' own fields, so the common case needs no JSON (the "more settings" box keeps the rest).
-    for name in ("base_url", "space_key", "repo"):
-        if request.POST.get(name, "").strip():
-            settings[name] = request.POST[name].strip()
-    fields = {"kind": request.POST.get("kind", ""), "settings": settings,
-              "content_interval_minutes": _int_or_none(request.POST.get("content_interval", ""), "Content interval"),
+def _configure(request, authority: Authority, source) -> str:
+    """Save the source's connector from its form, then test the connection with what was saved: the notice says
+    whether the source could be read (a save whose test fails is kept — the site may be down this minute — and
+    says why, so the admin is not left to find out from the first run)."""
+    kind = request.POST.get("kind", "")
+    settings, credentials = forms.posted_read(kind, request.POST)
+    fields = {"kind": kind, "settings": settings,
+              "content_interval_minutes": _int_or_none(request.POST.get("content_interval", ""),
+                                                       "content_interval", "Content interval"),
               "permissions_interval_minutes": _int_or_none(request.POST.get("permissions_interval", ""),
-                                                           "Permission interval"),
+                                                           "permissions_interval", "Permission interval"),
               "enabled": request.POST.get("enabled") == "on"}
-    token, account = request.POST.get("token", ""), request.POST.get("account_email", "").strip()
-    if token:  # left empty: the stored credentials stay (they are never shown back)
-        # Confluence Cloud signs in with an account e-mail and an API token; the others with a token alone.
-        fields["credentials"] = {"email": account, "api_token": token} if account else {"token": token}
-    services.connector_configure(authority=authority, source=source, **fields)
-    return f"Connector of “{source.name}” saved."
+    if credentials is not None:  # left empty: the stored credentials stay (they are never shown back)
+        fields["credentials"] = credentials
+    try:
+        services.connector_configure(authority=authority, source=source, **fields)
+    except ValidationError as exc:
+        raise FormInvalid(forms.errors_by_field(exc)) from exc
+    try:
+        tested = services.connector_test(authority=authority, source=source)
+    except ValidationError as exc:
+        messages.warning(request, f"Connector of “{source.name}” saved, but {'; '.join(exc.messages)}.")
+        return ""
+    return f"Connector of “{source.name}” saved. {tested}"
 
 
 @tenant_page("admin")
 @ensure_csrf_cookie
 def connectors_page(request, authority: Authority):
-    error, status = "", 200
+    error, status, invalid = "", 200, None
     if request.method == "POST":
         try:
             if request.POST.get("action") == "configure":
-                notice = _configure(request, authority)
+                source = _source(authority, request.POST.get("source_id", ""))
+                try:
+                    notice = _configure(request, authority, source)
+                except FormInvalid as exc:
+                    invalid = (source.pk, exc.errors)
+                    raise ValidationError(exc.errors.get("", []) or "The connector was not saved: see the "
+                                          "fields marked below.") from exc
+                if request.POST.get("then") == "sync":  # "Save and sync now": straight to the run's progress
+                    run = services.sync_run_start(authority=authority, source=source, mode=SyncRun.Mode.CONTENT)
+                    if notice:
+                        messages.success(request, notice)
+                    return redirect("pages:sync-run", tenant_slug=authority.tenant_slug, run_id=run.pk)
             elif request.POST.get("action") == "upload_export":
                 # An export uploaded from the browser: saved, checked, the connector pointed at it, synced now.
                 source = _source(authority, request.POST.get("source_id", ""))
@@ -113,11 +105,20 @@ def connectors_page(request, authority: Authority):
         except services.SyncBusy:
             error, status = "A sync of this source is already queued or running; wait for it to finish.", 409
         else:
-            messages.success(request, notice)
+            if notice:
+                messages.success(request, notice)
             return redirect("pages:connectors", tenant_slug=authority.tenant_slug)
-    rows = [{"source": s, "connector": c, "latest": r, "extra_settings": _extra_shown(c),
-             "runs": list(selectors.runs_of_source(authority, s)[:5]) if c else []}
-            for s, c, r in selectors.sources_with_connectors(authority)]
+    rows = []
+    for s, c, r in selectors.sources_with_connectors(authority):
+        refused = invalid is not None and invalid[0] == s.pk  # the form that was refused keeps what was typed
+        rows.append({"source": s, "connector": c, "latest": r,
+                     "kind": request.POST.get("kind", "") if refused else (c.kind if c else ""),
+                     "fields": forms.form_fields(c, posted=request.POST if refused else None,
+                                                 errors=invalid[1] if refused else None),
+                     "interval_errors": {k: v for k, v in (invalid[1] if refused else {}).items()
+                                         if k.endswith("_interval")},
+                     "values": request.POST if refused else None,
+                     "runs": list(selectors.runs_of_source(authority, s)[:5]) if c else []})
     return render(request, "connectors/connectors.html", {
         "export_kinds": [(k, label) for k, label in Connector.Kind.choices if k in services.EXPORT_KINDS],
         "import_folder": services.import_root(authority.tenant_slug),

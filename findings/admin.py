@@ -212,7 +212,8 @@ class EntityAdmin(EntityNamesAdmin, TenantScopedAdmin, admin.ModelAdmin):
 
 
     @admin.action(description="Merge first names into the one full name met in the same record (“Priya” → "
-                  "“Priya Nair”)", permissions=["change"])
+                  "“Priya Nair”), and qualified names into the bare one (“Northgate Pilot” → “Northgate”)",
+                  permissions=["change"])
     def merge_first_names(self, request, queryset) -> None:
         by_tenant: dict[int, set[int]] = {}
         for entity_id, tenant_id in queryset.values_list("pk", "tenant_id"):
@@ -225,7 +226,8 @@ class EntityAdmin(EntityNamesAdmin, TenantScopedAdmin, admin.ModelAdmin):
                 self.message_user(request, f"Merge refused in {tenant.name}: {_refusal(exc)}", messages.ERROR)
         if not made:
             self.message_user(request, "Nothing to merge: no selected first name meets exactly one full name "
-                              "starting with it in the same record.", messages.WARNING)
+                              "starting with it in the same record, nor a qualified name (“… Pilot”) its bare "
+                              "name.", messages.WARNING)
         named = {log_entity.pk for log in made for log_entity in (log.merged, log.into)}
         readable = dict(self.get_queryset(request).filter(pk__in=named).values_list("pk", "_readable"))
         for log in made:

@@ -1,8 +1,13 @@
 """Entity resolution (writes): one person is one node. An alias adds a name; a merge makes one entity a member of
 another's node (`Entity.merged_into`) and logs it (`EntityMerge`), its claims untouched, so `entity_unmerge`
-restores exactly what was there. `entities_resolve` proposes and applies the safe merges on its own: a one-word
-name that is the first word of exactly one longer name of the same kind met in the same record ("Priya" and
-"Priya Nair").
+restores exactly what was there. `entities_resolve` proposes and applies the safe merges on its own:
+- a one-word name that is the first word of exactly one longer name of the same kind met in the same record
+  ("Priya" and "Priya Nair"): the short name goes into the full one;
+- a name followed by one word that names what the thing is (`QUALIFIERS`: "Northgate Pilot" beside "Northgate",
+  met in the same record — the "Northgate Pilot Status" page says "12 K2 robots are in the Northgate pilot", which
+  the extractor reads as Northgate's fleet): the qualified name goes into the bare one, the name the records'
+  facts use. Only one qualifier word and the same kind: "Northgate pilot board" (a dashboard, owned by Ben
+  Moreau) and "Northgate Pilot Extension" (a contract) stay their own things.
 
 Only a tenant's admins (or its admin service jobs) change its entities; the platform corpus's are the
 platform's. The database refuses chains, self-merges and cross-tenant rows (migration 0007).
@@ -94,9 +99,21 @@ def entity_unmerge(authority: Authority, *, merge_id: int) -> EntityMerge:
     return log
 
 
+# Words that, after a name, say what kind of thing the name is rather than name another thing: "the Northgate
+# pilot" is Northgate's pilot, and a project entity named either way is the one project. Not "board", "team",
+# "site" or "extension": "the Northgate pilot board" is a dashboard, "the Perch team" a group of people.
+QUALIFIERS = frozenset({"pilot", "project", "programme", "program", "rollout"})
+
+
+def _is_qualified(name: Entity, bare_key: str) -> bool:
+    head, _, tail = name.key.rpartition(" ")
+    return head == bare_key and tail in QUALIFIERS
+
+
 def _short_to_long(entities: list[Entity], together: dict[int, set[int]]) -> list[tuple[Entity, Entity]]:
     """(short, long) pairs: a one-word name equal to the first word of exactly one longer same-kind name of an
-    entity met in the same record."""
+    entity met in the same record. A short name also met with a qualified form of itself ("Northgate" beside
+    "Northgate Pilot") is a project's name, not a first name: `_qualified_to_bare` resolves it."""
     by_id = {e.pk: e for e in entities}
     pairs = []
     for short in entities:
@@ -104,9 +121,18 @@ def _short_to_long(entities: list[Entity], together: dict[int, set[int]]) -> lis
             continue
         longer = [by_id[o] for o in together.get(short.pk, ()) if o in by_id and by_id[o].kind == short.kind
                   and by_id[o].key.split(" ")[0] == short.key and " " in by_id[o].key]
+        if any(_is_qualified(e, short.key) for e in longer):
+            continue
         if len({e.key for e in longer}) == 1:
             pairs.append((short, longer[0]))
     return pairs
+
+
+def _qualified_to_bare(entities: list[Entity], together: dict[int, set[int]]) -> list[tuple[Entity, Entity]]:
+    """(qualified, bare) pairs: "Northgate Pilot" and "Northgate", of the same kind, met in the same record."""
+    by_id = {e.pk: e for e in entities}
+    return [(by_id[o], bare) for bare in entities for o in sorted(together.get(bare.pk, ()))
+            if o in by_id and by_id[o].kind == bare.kind and _is_qualified(by_id[o], bare.key)]
 
 
 def entities_resolve(authority: Authority, *, entity_ids: Collection[int] | None = None) -> list[EntityMerge]:
@@ -126,11 +152,13 @@ def entities_resolve(authority: Authority, *, entity_ids: Collection[int] | None
         for entity_id in ids:
             together[entity_id] |= ids - {entity_id}
     made = []
-    for short, long in _short_to_long(entities, together):
-        if entity_ids is not None and short.pk not in entity_ids and long.pk not in entity_ids:
+    pairs = [(merged, into, "auto: same record") for merged, into in _short_to_long(entities, together)]
+    pairs += [(merged, into, "auto: qualified name") for merged, into in _qualified_to_bare(entities, together)]
+    for merged, into, reason in pairs:
+        if entity_ids is not None and merged.pk not in entity_ids and into.pk not in entity_ids:
             continue
         try:
-            made.append(entity_merge(authority, merged_id=short.pk, into_id=long.pk, reason="auto: same record"))
+            made.append(entity_merge(authority, merged_id=merged.pk, into_id=into.pk, reason=reason))
         except EntityMergeRefused:
             continue  # an earlier merge of this run changed the picture; the next run reconsiders
     return made

@@ -1,5 +1,5 @@
 """What the connector and source pages post is held to what the columns and file systems take: a NUL character
-in a connector setting, extra settings nested past the JSON parser's stack, a path no file system opens, a source
+in a connector setting, an interval that is no number, a path no file system opens, a source
 name with a NUL or over 200 characters — each a 400 with a message (the page and the API alike), never a 500,
 and nothing stored changes."""
 
@@ -24,7 +24,7 @@ def folder_source(world, import_root) -> Source:
 
 @pytest.mark.parametrize(("fields", "message"), [
     ({"path": "exports/a\x00b"}, "NUL"),
-    ({"path": "exports", "extra_settings": "[" * 100_000 + "]" * 100_000}, "More settings must be a JSON object"),
+    ({"path": "exports", "content_interval": "[" * 100_000}, "Content interval must be a whole number"),
     ({"path": "x" * 2000}, "settings.path is too long"),
     ({"path": "exports/" + "x" * 300}, "settings.path is too long"),
 ])
