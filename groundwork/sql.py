@@ -193,10 +193,14 @@ def prepared_cursor() -> Iterator:
     Why: Django's psycopg cursors bind client-side, so every statement is parsed and planned anew. For the
     small, many-relation statements of a latency-bound path (the graph channel runs 3–4 of them per question)
     planning costs more than executing. Only for statements whose text does not change per call beyond a few
-    variants: each distinct text is one prepared statement on the connection."""
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cursor = connection._prepare_cursor(_PreparingCursor(connection.connection))
+    variants: each distinct text is one prepared statement on the connection. On the read block's connection
+    (groundwork/replicas.py): a replica inside a search that one serves."""
+    from .replicas import read_connection
+
+    wrapper = read_connection()
+    wrapper.ensure_connection()
+    with wrapper.wrap_database_errors:
+        cursor = wrapper._prepare_cursor(_PreparingCursor(wrapper.connection))
     with cursor:
         yield cursor
 

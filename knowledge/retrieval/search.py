@@ -121,7 +121,7 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
     filters_clause, filter_params = filters_sql(filters)
     try:
         # A replica serves the channels and hydration when it has replayed the caller's latest access change
-        # (groundwork/replicas.py); the registered channels run in a savepoint on the primary.
+        # (groundwork/replicas.py), the registered channels (the graph) included.
         with replica_reads(authority):
             channel = {"vector": vector, "space_id": space_id, "access_params": access,
                        "filters_clause": filters_clause, "filter_params": filter_params, "limit": depth,
@@ -166,7 +166,8 @@ def _extra_channel(name: str, request: ChannelQuery) -> ChannelHits:
     if function is None:
         return ChannelHits(state="off")
     try:
-        with transaction.atomic():
+        # On the search's read connection: a replica serving the search runs the channel too.
+        with transaction.atomic(using=read_alias()):
             out = function(request)
     except Exception:  # a broken channel degrades the search to the built-in two, never fails it
         logger.exception("retrieval channel %s failed; ranking without it", name)
