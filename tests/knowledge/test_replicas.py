@@ -1,6 +1,6 @@
 """Issue #37 item 3: search reads from a streaming replica, never stale on access.
 
-A real standby of the embedded server (tests/standby.py) replays the test database. A grant revoked on the
+A real standby of the embedded server (groundwork/embedded_replica.py) replays the test database. A grant revoked on the
 primary while the standby's replay is paused must not be served by the standby: the revoke fences the tenant,
 the standby has not replayed past the fence, so the member's search goes to the primary and no longer finds the
 document — while the standby itself still holds the grant (what a stale read would have served). Marked
@@ -14,12 +14,13 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
+from groundwork.embedded_replica import REPLICA_ALIAS, Standby, standby_alias, standby_unreachable
 from groundwork.models import AccessFence
 from groundwork.replicas import replica_choose, replica_health, replica_states_forget
 from groundwork.services import group_member_remove, principal_ensure
 from knowledge.models import DocumentGrant, Source
 from tests.knowledge.conftest import ingest
-from tests.standby import REPLICA_ALIAS, Standby, replica_alias, replica_unreachable, standby_running
+from tests.standby import standby_running
 
 pytestmark = [pytest.mark.replica, pytest.mark.serial,
               pytest.mark.django_db(transaction=True, databases=["default", REPLICA_ALIAS])]
@@ -29,7 +30,8 @@ QUERY = "robotics workforce plan"
 
 @pytest.fixture(scope="module")
 def standby(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock(), standby_running(settings.VAR_DIR) as running, replica_alias(running):
+    with django_db_blocker.unblock(), standby_running(settings.VAR_DIR) as running, \
+            standby_alias(running, mirror=True):
         yield running
 
 
@@ -150,7 +152,7 @@ def test_a_replica_down_or_lagging_is_skipped_and_health_shows_it(world, plan, r
 
 
 def test_a_replica_that_is_down_is_skipped(world, plan, replica, client):
-    with replica_unreachable():
+    with standby_unreachable():
         assert replica_choose(world.authority(world.member)) == "default"
         assert replica_health()["replicas"] == [{"alias": "replica_1", "state": "down", "lag_s": None}]
         response = client.get("/healthz")
