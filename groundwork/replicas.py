@@ -105,6 +105,16 @@ def replica_states_forget() -> None:
         _down_until.clear()
 
 
+def replica_failed(alias: str) -> None:
+    """`alias` failed a connection or a query: left out for REPLICA_DOWN_RETRY_S, its connection dropped."""
+    try:
+        connections[alias].close()
+    except DatabaseError:
+        pass  # already broken: closing is all that was asked
+    with _down_lock:
+        _down_until[alias] = time.monotonic() + REPLICA_DOWN_RETRY_S
+
+
 def _replica_position(alias: str) -> tuple[int | None, float | None]:
     from .sql import REPLICA_POSITION
 
@@ -123,9 +133,7 @@ def replica_state(alias: str, *, primary_lsn: int, probe_down: bool = False) -> 
         replay_lsn, since_replay_s = _replica_position(alias)
     except DatabaseError as exc:
         logger.warning("replica %s unreachable (%s): reads go to the primary", alias, type(exc).__name__)
-        connections[alias].close()
-        with _down_lock:
-            _down_until[alias] = now + REPLICA_DOWN_RETRY_S
+        replica_failed(alias)
         return ReplicaState(alias, "down")
     with _down_lock:
         _down_until.pop(alias, None)

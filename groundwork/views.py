@@ -51,7 +51,10 @@ def healthz(request):
     components = {"database": _database(), "broker": _broker()}
     if replica_aliases():
         # Each replica's state; never degraded by them (the primary serves every read a replica cannot).
-        components["replicas"] = replica_health()
+        try:
+            components["replicas"] = replica_health()
+        except Exception as exc:  # the primary is down: the database component already says so
+            components["replicas"] = {"ok": True, "error": type(exc).__name__}
     for name, check in health_checks().items():
         try:
             components[name] = check()

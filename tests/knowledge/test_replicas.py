@@ -16,7 +16,7 @@ from django.test import Client
 
 from groundwork.embedded_replica import REPLICA_ALIAS, Standby, standby_alias, standby_unreachable
 from groundwork.models import AccessFence
-from groundwork.replicas import replica_choose, replica_health, replica_states_forget
+from groundwork.replicas import replica_choose, replica_health, replica_state, replica_states_forget
 from groundwork.services import group_member_remove, principal_ensure
 from knowledge.models import DocumentGrant, Source
 from tests.knowledge.conftest import ingest
@@ -158,3 +158,14 @@ def test_a_replica_that_is_down_is_skipped(world, plan, replica, client):
         response = client.get("/healthz")
         assert response.status_code == 200  # the primary serves every read: not degraded
         assert response.json()["replicas"]["serving"] == 0
+
+
+def test_a_replica_failing_under_a_search_sends_the_search_to_the_primary(world, plan, replica, monkeypatch):
+    """Chosen while up, gone by the first query (the failure falls between the choice and the read): the search
+    runs again on the primary and the replica is left out of the next choices."""
+    monkeypatch.setattr("groundwork.replicas.replica_choose", lambda authority: replica)
+    with standby_unreachable():
+        assert _finds(world.client(world.admin), plan)  # the admin is in `hr`, which the plan names
+    monkeypatch.undo()
+    assert replica_state(replica, primary_lsn=0).state == "down"
+    assert replica_choose(world.authority(world.admin)) == "default"
