@@ -217,12 +217,3 @@ def replica_reads(authority: Authority) -> Iterator[str]:
     finally:
         _read_alias.reset(token)
 
-
-@contextmanager
-def replica_reads_forced(alias: str) -> Iterator[str]:
-    """Read on `alias` whatever the fences say: the benchmarks' control (what an unfenced replica would serve)."""
-    token = _read_alias.set(alias)
-    try:
-        yield alias
-    finally:
-        _read_alias.reset(token)

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
+from findings.selectors import claims_list, entities_list
 from groundwork.embedded_replica import REPLICA_ALIAS, Standby, standby_alias, standby_unreachable
 from groundwork.models import AccessFence
 from groundwork.replicas import replica_choose, replica_health, replica_state, replica_states_forget
@@ -125,11 +126,14 @@ def test_a_group_membership_removed_fences_the_tenant(world, plan, replica, stan
         replica_choose(authority)
     standby.catch_up()
     assert replica_choose(member) == replica
+    # Findings' lists read on the same terms (evaluated later by the page or the API, on the alias chosen here).
+    assert claims_list(member).db == replica and entities_list(member).db == replica
     standby.replay_pause()
     group_member_remove(group=world.groups["engineering"],
                         member=principal_ensure(tenant=world.acme, kind="user", raw=str(world.member.pk)))
     assert AccessFence.objects.get(tenant_id=world.acme.pk).pending
     assert replica_choose(member) == "default"
+    assert claims_list(member).db == "default" and entities_list(member).db == "default"
     assert not AccessFence.objects.get(tenant_id=world.acme.pk).pending
     assert replica_choose(outsider) == replica  # globex: unchanged
     standby.replay_resume()
