@@ -26,6 +26,7 @@ from django.db.models import (
 from django.db.models.query import ModelIterable
 
 from groundwork.authority import Authority
+from groundwork.replicas import replica_choose, replica_reads
 from knowledge.access import access_q
 from knowledge.models import Chunk
 
@@ -201,9 +202,11 @@ def claims_list(authority: Authority, filters: ClaimFilters | None = None) -> Qu
         qs = qs.filter(statement__icontains=f.text)
     count = readable_evidence(authority).filter(claim=OuterRef("pk")).order_by().values("claim")
     count = count.annotate(n=Count("pk")).values("n")
+    # A replica reads the list where one has replayed the caller's latest access change (groundwork/replicas.py):
+    # the queryset is evaluated later, by the page or the API, on that alias.
     return (qs.select_related("subject", "predicate", "object_entity")
             .annotate(evidence_count=Subquery(count, output_field=IntegerField()))
-            .order_by("-id"))
+            .order_by("-id").using(replica_choose(authority)))
 
 
 @dataclass(frozen=True)
@@ -217,14 +220,16 @@ class ClaimDetail:
 def claim_get(authority: Authority, claim_id: int) -> ClaimDetail | None:
     """One visible claim with only its readable evidence and its visible history; None when missing or not
     readable — the same answer."""
-    claim = _visible(authority).select_related("subject", "predicate", "object_entity").filter(pk=claim_id).first()
-    if claim is None:
-        return None
-    evidence = list(readable_evidence(authority).filter(claim=claim)
-                    .select_related("chunk", "document", "document__source").order_by("id"))
-    history = _visible(authority).select_related("subject", "predicate", "object_entity")
-    superseded = list(history.filter(superseded_by_id=claim.pk).order_by("valid"))
-    successor = history.filter(pk=claim.superseded_by_id).first() if claim.superseded_by_id else None
+    with replica_reads(authority):  # every read below on one replica fresh enough for the caller, or the primary
+        claim = (_visible(authority).select_related("subject", "predicate", "object_entity")
+                 .filter(pk=claim_id).first())
+        if claim is None:
+            return None
+        evidence = list(readable_evidence(authority).filter(claim=claim)
+                        .select_related("chunk", "document", "document__source").order_by("id"))
+        history = _visible(authority).select_related("subject", "predicate", "object_entity")
+        superseded = list(history.filter(superseded_by_id=claim.pk).order_by("valid"))
+        successor = history.filter(pk=claim.superseded_by_id).first() if claim.superseded_by_id else None
     return ClaimDetail(claim=claim, evidence=evidence, superseded=superseded, superseded_by=successor)
 
 
@@ -237,7 +242,7 @@ def entities_list(authority: Authority, *, text: str | None = None, history: boo
     )
     if text:
         qs = qs.filter(name__icontains=text)
-    return qs.order_by("name", "id")
+    return qs.order_by("name", "id").using(replica_choose(authority))  # as claims_list
 
 
 def entity_get(authority: Authority, entity_id: int) -> Entity | None:

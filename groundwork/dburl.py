@@ -29,3 +29,18 @@ def database_config(url: str, *, conn_max_age: int = 60) -> dict:
         "OPTIONS": options,
         "TEST": {"NAME": f"test_{name}"},
     }
+
+
+REPLICA_ALIAS_PREFIX = "replica_"
+
+
+def replica_databases(urls: list[str], *, primary: dict) -> dict[str, dict]:
+    """DATABASES entries for the replica URLs (settings). A test run points them at the primary's test database
+    (MIRROR): the suite's own replica tests start a real standby themselves (tests/groundwork/test_replicas.py)."""
+    out = {}
+    for number, url in enumerate(urls, start=1):
+        config = database_config(url, conn_max_age=primary.get("CONN_MAX_AGE", 60))
+        config["OPTIONS"].setdefault("connect_timeout", primary["OPTIONS"].get("connect_timeout", 5))
+        config["TEST"] = {"MIRROR": "default"}
+        out[f"{REPLICA_ALIAS_PREFIX}{number}"] = config
+    return out

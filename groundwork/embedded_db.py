@@ -36,6 +36,7 @@ _started: dict[Path, str] = {}
 
 def _tighten(var_dir: Path, pgdata: Path) -> None:
     """Undo the group/other bits pgserver adds to parent folders, and close files it leaves open."""
+    entry = None
     if os.geteuid() == 0:
         import pwd
 
@@ -51,6 +52,10 @@ def _tighten(var_dir: Path, pgdata: Path) -> None:
         path = pgdata / name
         if path.exists():
             path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+            # pgserver (as root) writes its handle list into the data directory; owned by the server's user, like
+            # every file there, so a base backup (pg_basebackup: a replica of this server) can read it.
+            if entry is not None:
+                os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
 # The embedded server's defaults are sized for a laptop in 2005 (128 MB of shared buffers). Size it from the

@@ -212,3 +212,25 @@ class ThrottleBucket(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key[:12]}…: {self.hits} since {self.window_start:%Y-%m-%d %H:%M}"
+
+
+class AccessFence(models.Model):
+    """The primary's WAL position after the latest access change of a tenant (groundwork/replicas.py): a replica
+    serves that tenant's reads only once it has replayed past `lsn`. Set by triggers (groundwork/sql.py
+    FENCE_FUNCTIONS, knowledge/sql.py ACCESS_TRIGGERS) inside the writing transaction, where the commit's own
+    position is not known yet: they set `pending`, which sends the tenant's reads to the primary until a reader
+    records a position taken after the commit. `tenant_id` 0 fences every tenant (a user deactivated or deleted:
+    their memberships may lie in tenants the writer cannot see). A platform-wide table (no tenant key, no
+    row-level security): it holds positions, never tenant data."""
+
+    tenant_id = models.BigIntegerField(primary_key=True)
+    lsn = models.BigIntegerField(default=0)  # pg_lsn as bytes from 0/0: compared in Python with the replica's
+    pending = models.BooleanField(default=False)
+    generation = models.BigIntegerField(default=0)  # bumped by every change: a resolve never clears a newer one
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "platform_access_fence"
+
+    def __str__(self) -> str:
+        return f"tenant {self.tenant_id} @ {self.lsn}{' (pending)' if self.pending else ''}"

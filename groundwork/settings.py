@@ -16,7 +16,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from .connection_budget import connection_budget
-from .dburl import database_config
+from .dburl import database_config, replica_databases
 from .env import env_bool, env_float, env_int, env_list, env_str, secret_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -161,6 +161,14 @@ if DATABASE_POOL:
     _database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": CONNECTION_BUDGET.pool_max_size,
                                     "timeout": DATABASE_POOL_TIMEOUT}
 DATABASES = {"default": _database}
+# Streaming replicas (groundwork/replicas.py): comma-separated URLs, one alias each (replica_1, ...). Search reads
+# go to one that has replayed past the caller's tenants' latest access change; writes never do.
+DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])
+DATABASES.update(replica_databases(DATABASE_REPLICA_URLS, primary=_database))
+DATABASE_ROUTERS = ["groundwork.replicas.ReplicaRouter"]
+# A replica whose last replayed transaction is further behind than this (while the primary has written past
+# it) serves nothing until it catches up.
+REPLICA_MAX_LAG_S = env_float("REPLICA_MAX_LAG_S", 10.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Row-level security (groundwork/rls.py): runtime connections SET ROLE to DATABASE_APP_ROLE (created by migrate;
 # owns no table, no BYPASSRLS) and every tenant-scoped table admits only the rows of the tenants the caller's

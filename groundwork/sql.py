@@ -193,10 +193,14 @@ def prepared_cursor() -> Iterator:
     Why: Django's psycopg cursors bind client-side, so every statement is parsed and planned anew. For the
     small, many-relation statements of a latency-bound path (the graph channel runs 3–4 of them per question)
     planning costs more than executing. Only for statements whose text does not change per call beyond a few
-    variants: each distinct text is one prepared statement on the connection."""
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cursor = connection._prepare_cursor(_PreparingCursor(connection.connection))
+    variants: each distinct text is one prepared statement on the connection. On the read block's connection
+    (groundwork/replicas.py): a replica inside a search that one serves."""
+    from .replicas import read_connection
+
+    wrapper = read_connection()
+    wrapper.ensure_connection()
+    with wrapper.wrap_database_errors:
+        cursor = wrapper._prepare_cursor(_PreparingCursor(wrapper.connection))
     with cursor:
         yield cursor
 
@@ -225,3 +229,113 @@ def throttle_hit(*, key: str, window_s: int) -> tuple[int, float]:
         cursor.execute(_THROTTLE_HIT, params)
         hits, left = cursor.fetchone()
     return int(hits), max(0.0, float(left))
+
+
+# --- Access fences for replica reads (groundwork/replicas.py) -------------------------------------------------
+# Why in the database: every path that changes access (services, the admin, SCIM, a permission sync, a cascade)
+# writes these tables, so a trigger is the one place no writer can skip. Inside the writing transaction the
+# commit's WAL position is unknown (pg_current_wal_insert_lsn() there precedes the commit record), so the trigger
+# only marks the tenant `pending`; the first reader after the commit records a position taken then
+# (FENCE_RESOLVE). Once per tenant per transaction: a transaction-local setting remembers the mark, so a bulk
+# change rewrites the fence row once, not once per row.
+FENCE_FUNCTIONS: dict[str, str] = {
+    "platform_access_fence_mark(bigint)": """
+CREATE OR REPLACE FUNCTION platform_access_fence_mark(t bigint) RETURNS void AS $$
+BEGIN
+    IF current_setting('groundwork.fence_marked_' || coalesce(t, 0), true) = 'on' THEN RETURN; END IF;
+    INSERT INTO platform_access_fence AS f (tenant_id, lsn, pending, generation, changed_at)
+    VALUES (coalesce(t, 0), 0, true, 1, now())
+    ON CONFLICT (tenant_id) DO UPDATE SET pending = true, generation = f.generation + 1, changed_at = now();
+    PERFORM set_config('groundwork.fence_marked_' || coalesce(t, 0), 'on', true);
+END $$ LANGUAGE plpgsql;
+""",
+    # Rows that carry their tenant: principals, memberships, API keys (TG_ARGV[0] names the column).
+    "platform_access_fence_row()": """
+CREATE OR REPLACE FUNCTION platform_access_fence_row() RETURNS trigger AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        PERFORM platform_access_fence_mark((to_jsonb(OLD) ->> TG_ARGV[0])::bigint);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        PERFORM platform_access_fence_mark((to_jsonb(NEW) ->> TG_ARGV[0])::bigint);
+    END IF;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
+    # Group membership: the tenant of the group's principal; one no longer visible (deleted in the same cascade)
+    # fences every tenant rather than none.
+    "platform_access_fence_group()": """
+CREATE OR REPLACE FUNCTION platform_access_fence_group() RETURNS trigger AS $$
+DECLARE
+    g bigint := CASE WHEN TG_OP = 'DELETE' THEN OLD.group_id ELSE NEW.group_id END;
+BEGIN
+    PERFORM platform_access_fence_mark(coalesce((SELECT p.tenant_id FROM platform_principal p WHERE p.id = g), 0));
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
+    # A user deactivated or deleted: every tenant (their memberships may lie beyond the writer's scope).
+    "platform_access_fence_all()": """
+CREATE OR REPLACE FUNCTION platform_access_fence_all() RETURNS trigger AS $$
+BEGIN
+    PERFORM platform_access_fence_mark(0);
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
+}
+
+FENCE_TRIGGERS: dict[str, tuple[str, str]] = {
+    "platform_principal_fence": ("platform_principal", """
+CREATE TRIGGER platform_principal_fence
+    AFTER UPDATE OR DELETE ON platform_principal
+    FOR EACH ROW EXECUTE FUNCTION platform_access_fence_row('tenant_id');
+"""),
+    "platform_membership_fence": ("platform_membership", """
+CREATE TRIGGER platform_membership_fence
+    AFTER INSERT OR UPDATE OR DELETE ON platform_membership
+    FOR EACH ROW EXECUTE FUNCTION platform_access_fence_row('tenant_id');
+"""),
+    "platform_apikey_fence": ("platform_apikey", """
+CREATE TRIGGER platform_apikey_fence
+    AFTER UPDATE OF revoked_at, expires_at, role, owner_id, service_principal_id OR DELETE ON platform_apikey
+    FOR EACH ROW EXECUTE FUNCTION platform_access_fence_row('tenant_id');
+"""),
+    "platform_groupmembership_fence": ("platform_groupmembership", """
+CREATE TRIGGER platform_groupmembership_fence
+    AFTER INSERT OR UPDATE OR DELETE ON platform_groupmembership
+    FOR EACH ROW EXECUTE FUNCTION platform_access_fence_group();
+"""),
+    "platform_user_fence": ("auth_user", """
+CREATE TRIGGER platform_user_fence
+    AFTER UPDATE OF is_active, email ON auth_user
+    FOR EACH ROW
+    WHEN (OLD.is_active IS DISTINCT FROM NEW.is_active OR OLD.email IS DISTINCT FROM NEW.email)
+    EXECUTE FUNCTION platform_access_fence_all();
+"""),
+    "platform_user_delete_fence": ("auth_user", """
+CREATE TRIGGER platform_user_delete_fence
+    AFTER DELETE ON auth_user
+    FOR EACH ROW EXECUTE FUNCTION platform_access_fence_all();
+"""),
+}
+
+# The fences a read scope must respect (its tenants and the all-tenants row 0), and the primary's positions: the
+# WAL insert position (what a pending fence resolves to) and its write position (what replica lag is measured
+# against). One round trip.
+FENCE_READ = sql.SQL(
+    "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint, coalesce(max(f.lsn) FILTER (WHERE NOT f.pending), 0), "
+    "coalesce(array_agg(f.tenant_id) FILTER (WHERE f.pending), '{}'), "
+    "coalesce(array_agg(f.generation) FILTER (WHERE f.pending), '{}') "
+    "FROM platform_access_fence f WHERE f.tenant_id = ANY(%(tenant_ids)s) OR f.tenant_id = 0"
+)
+# Run after the marking transaction committed (the reader saw its pending row): the insert position now lies past
+# that commit record. The generation guard leaves a newer change's mark in place.
+FENCE_RESOLVE = sql.SQL(
+    "UPDATE platform_access_fence SET lsn = greatest(lsn, (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint), "
+    "pending = false WHERE tenant_id = %(tenant_id)s AND pending AND generation = %(generation)s RETURNING lsn"
+)
+# On a replica: how far it has replayed (NULL on a server that is not a standby), and seconds since the last
+# transaction it replayed committed on the primary.
+REPLICA_POSITION = sql.SQL(
+    "SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, "
+    "extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8"
+)

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_safe
 from drf_spectacular.views import SpectacularSwaggerView
 
 from .hooks import health_checks
+from .replicas import replica_aliases, replica_health
 from .throttling import client_ip, reset_throttle_wait
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,12 @@ def _broker() -> dict:
 @require_safe  # GET and HEAD: monitors and load balancers probe with either
 def healthz(request):
     components = {"database": _database(), "broker": _broker()}
+    if replica_aliases():
+        # Each replica's state; never degraded by them (the primary serves every read a replica cannot).
+        try:
+            components["replicas"] = replica_health()
+        except Exception as exc:  # the primary is down: the database component already says so
+            components["replicas"] = {"ok": True, "error": type(exc).__name__}
     for name, check in health_checks().items():
         try:
             components[name] = check()

@@ -282,6 +282,18 @@ BEGIN
     RETURN NEW;
 END $$ LANGUAGE plpgsql;
 """,
+    # A change of who may read a document (its ACL array, visibility or tenant: grants, ACL rows and inherited
+    # source defaults all arrive here) or its deletion fences its tenant's replica reads (groundwork/replicas.py).
+    "knowledge_document_access_fence()": """
+CREATE OR REPLACE FUNCTION knowledge_document_access_fence() RETURNS trigger AS $$
+BEGIN
+    PERFORM platform_access_fence_mark(OLD.tenant_id);
+    IF TG_OP = 'UPDATE' AND NEW.tenant_id IS DISTINCT FROM OLD.tenant_id THEN
+        PERFORM platform_access_fence_mark(NEW.tenant_id);
+    END IF;
+    RETURN NULL;
+END $$ LANGUAGE plpgsql;
+""",
 }
 
 # Trigger name -> (table, CREATE TRIGGER statement).
@@ -329,6 +341,19 @@ CREATE TRIGGER knowledge_document_access_sync
 CREATE TRIGGER knowledge_chunk_access_fill
     BEFORE INSERT OR UPDATE OF document_id, tenant_id, visibility, acl, access_class_id ON knowledge_chunk
     FOR EACH ROW EXECUTE FUNCTION knowledge_chunk_fill_access();
+"""),
+    "knowledge_document_access_fence": ("knowledge_document", """
+CREATE TRIGGER knowledge_document_access_fence
+    AFTER UPDATE OF tenant_id, visibility, acl ON knowledge_document
+    FOR EACH ROW
+    WHEN (OLD.tenant_id IS DISTINCT FROM NEW.tenant_id OR OLD.visibility IS DISTINCT FROM NEW.visibility
+          OR OLD.acl IS DISTINCT FROM NEW.acl)
+    EXECUTE FUNCTION knowledge_document_access_fence();
+"""),
+    "knowledge_document_delete_fence": ("knowledge_document", """
+CREATE TRIGGER knowledge_document_delete_fence
+    AFTER DELETE ON knowledge_document
+    FOR EACH ROW EXECUTE FUNCTION knowledge_document_access_fence();
 """),
     "knowledge_document_link_same_tenant": ("knowledge_document_link", """
 CREATE TRIGGER knowledge_document_link_same_tenant

@@ -6,8 +6,9 @@ import math
 import re
 
 from django.conf import settings
-from django.db import connection
 from psycopg import sql
+
+from groundwork.replicas import read_connection
 
 from .sql import LEXEME_DF, LEXICAL, QUERY_LEXEMES, SCOPE_STATS, compose
 from .statistics import CorpusStats, corpus_stats, idf_for
@@ -18,7 +19,7 @@ K1, B = 0.9, 0.4  # the parameters of the reference BM25 run; best of a small gr
 
 def query_lexemes(query: str) -> list[str]:
     """The query's lexemes as Postgres' english configuration stems them (stop words removed)."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(QUERY_LEXEMES, {"query": query})
         return [row[0] for row in cursor.fetchall()]
 
@@ -57,7 +58,7 @@ def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Compo
             match = match_lexemes(lexemes, idf, stats)
             params.update({"lexemes": lexemes, "idf": idf, "or_query": or_query(match or lexemes), "k1": K1, "b": B,
                            "avg_len": avg_len, "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)
         return [(row[0], float(row[1])) for row in cursor.fetchall()]
 
@@ -85,7 +86,7 @@ def match_lexemes(lexemes: list[str], idf: list[float], stats: CorpusStats | Non
 def scoped_idf(lexemes: list[str], access_params: dict, access) -> tuple[list[float], float]:
     """BM25 idf from document frequencies counted among the chunks this caller may read (capped)."""
     cap = settings.LEXICAL_DF_CAP
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(compose(SCOPE_STATS, access=access), {**access_params, "n_cap": cap * 20})
         n, avg_len = cursor.fetchone()
         cursor.execute(compose(LEXEME_DF, access=access), {**access_params, "lexemes": lexemes, "df_cap": cap})

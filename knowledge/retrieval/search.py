@@ -3,6 +3,7 @@ in SQL, fused by RRF."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -11,8 +12,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.utils import DEFAULT_DB_ALIAS
 
 from groundwork.authority import Authority
+from groundwork.replicas import read_alias, read_connection, replica_failed, replica_reads
 from groundwork.rls import in_current_scope
 from knowledge.structure import structure_load
 
@@ -118,40 +121,66 @@ def hybrid_search(authority: Authority, query: str, *, k: int = 10, filters: Sea
             raise RetrievalUnavailable(_cause(vector_state))
     access = chunk_access_params(authority)
     filters_clause, filter_params = filters_sql(filters)
+    run = functools.partial(_channels_run, authority, query=query, channels=channels, vector=vector,
+                            space_id=space_id, access=access, filters_clause=filters_clause,
+                            filter_params=filter_params, depth=depth, vector_route=vector_route,
+                            lexical_strategy=lexical_strategy)
     try:
-        channel = {"vector": vector, "space_id": space_id, "access_params": access, "filters_clause": filters_clause,
-                   "filter_params": filter_params, "limit": depth, "route": vector_route}
-        pending: Future | None = None
-        if vector is not None and "lexical" in channels and _parallel_ok():
-            # The worker thread runs under this request's database scope (groundwork/rls.py).
-            pending = _executor().submit(in_current_scope(_in_worker), vector_search, **channel)
-        lexical = []
+        # A replica serves the channels and hydration when it has replayed the caller's latest access change
+        # (groundwork/replicas.py), the registered channels (the graph) included.
+        alias = DEFAULT_DB_ALIAS
         try:
-            if "lexical" in channels:
-                lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
-                                         filter_params=filter_params, limit=depth, strategy=lexical_strategy)
-        finally:
-            # Always collect the vector channel's outcome, so a lexical failure never leaves it running.
-            nearest = pending.result()[0] if pending is not None else []
-        if pending is None and vector is not None:
-            nearest, _ = vector_search(**channel)
-        # Nearest neighbours always exist; below this similarity they are noise, not evidence, and an
-        # unrelated question must be able to come back empty.
-        nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
-        request = ChannelQuery(authority=authority, query=query, access_params=access, filters_clause=filters_clause,
-                               filter_params=filter_params, limit=depth)
-        extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}
-        fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS,
-                         extra={name: out.ranked for name, out in extra.items() if out.ranked},
-                         weights={name: out.weight for name, out in extra.items()})
-        paths = {cid: path for out in extra.values() for cid, path in out.paths.items()}
-        hits = _hydrate(authority, fused, paths)
+            with replica_reads(authority) as alias:
+                hits, extra = run()
+        except DatabaseError:
+            if alias == DEFAULT_DB_ALIAS:
+                raise
+            # The replica failed under the search (it went down, or cancelled the query over a replay conflict):
+            # it is left out for a while, and this search runs again on the primary.
+            logger.warning("replica %s failed during a search; searching on the primary", alias, exc_info=True)
+            replica_failed(alias)
+            hits, extra = run()
     except DatabaseError as exc:
         logger.exception("retrieval query failed")
         raise RetrievalUnavailable("database_error", type(exc).__name__) from exc
     hits = _rank(hits, k=k, cap=per_document_cap or settings.RETRIEVAL_PER_DOCUMENT_CAP)
     return SearchResult(hits=hits, lexical="ok" if "lexical" in channels else "off", vector=vector_state,
                         query=query, extra={name: out.state for name, out in extra.items()})
+
+
+def _channels_run(authority: Authority, *, query: str, channels: tuple[str, ...], vector, space_id, access: dict,
+                  filters_clause, filter_params: dict, depth: int, vector_route: str | None,
+                  lexical_strategy: str | None) -> tuple[list[Hit], dict[str, ChannelHits]]:
+    """Every channel, fused and hydrated, on the current read connection (groundwork/replicas.py)."""
+    channel = {"vector": vector, "space_id": space_id, "access_params": access,
+               "filters_clause": filters_clause, "filter_params": filter_params, "limit": depth,
+               "route": vector_route}
+    pending: Future | None = None
+    if vector is not None and "lexical" in channels and _parallel_ok():
+        # The worker thread runs under this request's database scope (groundwork/rls.py).
+        pending = _executor().submit(in_current_scope(_in_worker), vector_search, **channel)
+    lexical = []
+    try:
+        if "lexical" in channels:
+            lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
+                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy)
+    finally:
+        # Always collect the vector channel's outcome, so a lexical failure never leaves it running.
+        nearest = pending.result()[0] if pending is not None else []
+    if pending is None and vector is not None:
+        nearest, _ = vector_search(**channel)
+    # Nearest neighbours always exist; below this similarity they are noise, not evidence, and an
+    # unrelated question must be able to come back empty.
+    nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
+    request = ChannelQuery(authority=authority, query=query, access_params=access,
+                           filters_clause=filters_clause, filter_params=filter_params, limit=depth)
+    extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}
+    fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS,
+                     extra={name: out.ranked for name, out in extra.items() if out.ranked},
+                     weights={name: out.weight for name, out in extra.items()})
+    paths = {cid: path for out in extra.values() for cid, path in out.paths.items()}
+    hits = _hydrate(authority, fused, paths)
+    return hits, extra
 
 
 def _extra_channel(name: str, request: ChannelQuery) -> ChannelHits:
@@ -161,7 +190,8 @@ def _extra_channel(name: str, request: ChannelQuery) -> ChannelHits:
     if function is None:
         return ChannelHits(state="off")
     try:
-        with transaction.atomic():
+        # On the search's read connection: a replica serving the search runs the channel too.
+        with transaction.atomic(using=read_alias()):
             out = function(request)
     except Exception:  # a broken channel degrades the search to the built-in two, never fails it
         logger.exception("retrieval channel %s failed; ranking without it", name)
@@ -195,7 +225,7 @@ def _in_worker(function, **kwargs):
     request threads and these share one bounded pool, and borrowing from it costs no set-up either."""
     from django.db import connections
 
-    worker = connections["default"]
+    worker = connections[read_alias()]
     worker.close_if_unusable_or_obsolete()
     try:
         return function(**kwargs)
@@ -240,7 +270,7 @@ def _hydrate(authority: Authority, fused: list[Fused], paths: dict[int, tuple[st
     if not fused:
         return []
     by_id = {f.chunk_id: f for f in fused}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         # The access predicate again: hydration must never widen what the channels returned.
         cursor.execute(compose(HYDRATE), {**chunk_access_params(authority), "ids": list(by_id)})
         rows = cursor.fetchall()

@@ -7,8 +7,10 @@ import time
 from collections.abc import Sequence
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from psycopg import sql
+
+from groundwork.replicas import read_alias, read_connection
 
 from ..sql import vector_literal
 from .sql import (
@@ -40,7 +42,7 @@ def vector_search(*, vector: Sequence[float], space_id: int, access_params: dict
     """
     params = {**access_params, **filter_params, "vector": vector_literal(vector), "space_id": space_id,
               "limit": limit}
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(using=read_alias()), read_connection().cursor() as cursor:
         if route is None:
             key = _route_key(space_id, access_params, filters_clause, filter_params, access)
             route = _route_cached(key)

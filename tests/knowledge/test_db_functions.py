@@ -1,7 +1,7 @@
 """The database half of the access rule is the code readers see: every function and trigger the migrations
 left in the database is defined, as it runs, in an app's `sql` module (knowledge.sql.ACCESS_FUNCTIONS and
-ACCESS_TRIGGERS), and the migrations import no live app code (they keep
-frozen copies, so changing the live SQL needs a new migration, which these tests then demand)."""
+ACCESS_TRIGGERS, groundwork.sql.FENCE_FUNCTIONS and FENCE_TRIGGERS), and the migrations import no live app
+code (they keep frozen copies, so changing the live SQL needs a new migration, which these tests then demand)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from django.db import connection
 
 from findings.sql.invariants import GRAPH_FUNCTIONS, GRAPH_TRIGGERS
 from groundwork.rls import owner_session
+from groundwork.sql import FENCE_FUNCTIONS, FENCE_TRIGGERS
 from knowledge.sql import ACCESS_FUNCTIONS, ACCESS_TRIGGERS
 
 # Every function and trigger our migrations create, with its live text (knowledge's access columns and record
-# links, findings' graph invariants).
-DATABASE_FUNCTIONS = {**ACCESS_FUNCTIONS, **GRAPH_FUNCTIONS}
-DATABASE_TRIGGERS = {**ACCESS_TRIGGERS, **GRAPH_TRIGGERS}
+# links, findings' graph invariants, the platform's access fences for replica reads).
+DATABASE_FUNCTIONS = {**ACCESS_FUNCTIONS, **GRAPH_FUNCTIONS, **FENCE_FUNCTIONS}
+DATABASE_TRIGGERS = {**ACCESS_TRIGGERS, **GRAPH_TRIGGERS, **FENCE_TRIGGERS}
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 # Libraries a migration may use (and Python's standard library, which does not change under a deployed

@@ -26,6 +26,7 @@ AREAS = {
     "mcp": "benchmarks.chat.mcp",
     "product": "benchmarks.chat.product",
     "connectors": "benchmarks.connectors.sync",
+    "replicas": "benchmarks.groundwork.replicas",
 }
 
 
