@@ -88,6 +88,9 @@ RETRIEVAL_GRAPH_HOPS = min(env_int("RETRIEVAL_GRAPH_HOPS", 2, minimum=1), 2)
 # What a graph rank counts in the reciprocal-rank fusion relative to a lexical or vector rank. A record only the
 # second hop reaches has no lexical or vector rank to add; the graph bench reports recall at 1 and 2.
 RETRIEVAL_GRAPH_WEIGHT = env_float("RETRIEVAL_GRAPH_WEIGHT", 1.0)
+# The weight when the question names an entity exactly and a relation the graph walk followed ("Who does the
+# person working on OPS-12 report to?"); a fuzzy (trigram) name gets a share of the step up by its similarity.
+RETRIEVAL_GRAPH_WEIGHT_CONFIDENT = env_float("RETRIEVAL_GRAPH_WEIGHT_CONFIDENT", 2.0)
 LEXICAL_IDF = env_str("LEXICAL_IDF", "stats")  # exact (capped per-query counts in the caller's scope) | stats
 LEXICAL_DF_CAP = env_int("LEXICAL_DF_CAP", 5000, minimum=10)
 

@@ -71,9 +71,11 @@ def _weight(weight: float, edge: HopEdge) -> float:
     return damped * (CUE_BOOST if edge.cued else 1.0)
 
 
-def _walk(request: ChannelQuery, seeds: dict[int, tuple[float, str]]) -> dict[int, _Reach]:
-    """Chunk id → what reached it, over one or two hops."""
+def _walk(request: ChannelQuery, seeds: dict[int, tuple[float, str]]) -> tuple[dict[int, _Reach], bool]:
+    """Chunk id → what reached it, over one or two hops; and whether the walk followed a relation the question's
+    words point at (a cued edge)."""
     reached: dict[int, _Reach] = {}
+    cued = False
     filters = {"filters_clause": request.filters_clause, "filter_params": request.filter_params,
                "query": request.query}
     seen_claims: set[int] = set()
@@ -83,6 +85,7 @@ def _walk(request: ChannelQuery, seeds: dict[int, tuple[float, str]]) -> dict[in
         weight, start = _weight(seeds[edge.node][0], edge), seeds[edge.node][1]
         reached.setdefault(edge.chunk_id, _Reach()).add(weight, start, (_step(edge),), edge.document_id)
         seen_claims.add(edge.claim_id)
+        cued = cued or edge.cued
         if edge.other not in seeds:
             before = neighbours.get(edge.other)
             if before is None or weight > before[0]:
@@ -90,7 +93,7 @@ def _walk(request: ChannelQuery, seeds: dict[int, tuple[float, str]]) -> dict[in
             else:
                 neighbours[edge.other] = (before[0] + weight, before[1], before[2])
     if settings.RETRIEVAL_GRAPH_HOPS < 2 or not neighbours:
-        return reached
+        return reached, cued
     frontier = sorted(neighbours, key=lambda n: (-neighbours[n][0], n))[:FRONTIER_CAP]
     for edge in graph_hop(frontier, request.access_params, per_node=HOP2_PER_NODE, **filters):
         if edge.claim_id in seen_claims:
@@ -98,7 +101,8 @@ def _walk(request: ChannelQuery, seeds: dict[int, tuple[float, str]]) -> dict[in
         weight, start, via = neighbours[edge.node]
         reached.setdefault(edge.chunk_id, _Reach()).add(HOP_DECAY * _weight(weight, edge), start,
                                                         (via, _step(edge)), edge.document_id)
-    return reached
+        cued = cued or edge.cued
+    return reached, cued
 
 
 def _follow_links(request: ChannelQuery, reached: dict[int, _Reach]) -> None:
@@ -129,6 +133,24 @@ def _path(reach: _Reach) -> tuple[str, ...]:
     return tuple(out)
 
 
+def fusion_weight(*, link_confidence: float, relation_named: bool) -> float:
+    """What one graph rank counts in the fusion, by how surely the question is a question about the graph.
+
+    A record only the graph reaches (the second hop's) has no lexical or vector rank to add, so at a weight of 1
+    its best fused score, 1 / (k + 1), stays below that of any record both other channels rank near the top:
+    a graph-only record reaches the top 5 almost never. The graph's ranks deserve more only when the question
+    is plainly about the graph: it names an entity (link_confidence: 1 for an exact name, 0.95 for an alias,
+    the trigram similarity for a near-miss spelling) *and* names a relation the walk followed ("report to",
+    "owns", "working on": a cued edge). Then the weight rises towards RETRIEVAL_GRAPH_WEIGHT_CONFIDENT in
+    proportion to the link's confidence. A question that names an entity in passing, with no relation the
+    graph holds, keeps RETRIEVAL_GRAPH_WEIGHT; one naming no entity never runs the channel at all."""
+    base = settings.RETRIEVAL_GRAPH_WEIGHT
+    if not relation_named:
+        return base
+    confident = max(base, settings.RETRIEVAL_GRAPH_WEIGHT_CONFIDENT)
+    return base + (confident - base) * min(1.0, max(0.0, link_confidence))
+
+
 def graph_channel(request: ChannelQuery) -> ChannelHits:
     """The registered "graph" channel (knowledge.retrieval.channels); see the module docstring."""
     if not settings.RETRIEVAL_GRAPH:
@@ -136,9 +158,10 @@ def graph_channel(request: ChannelQuery) -> ChannelHits:
     named = entities_named_in(request.access_params, request.query)
     if not named:
         return ChannelHits(state="off")
-    reached = _walk(request, {n.node: (n.score, n.name) for n in named})
+    reached, cued = _walk(request, {n.node: (n.score, n.name) for n in named})
     if reached:
         _follow_links(request, reached)
     ranked = sorted(reached, key=lambda cid: (-reached[cid].score, cid))[: request.limit]
     return ChannelHits(ranked=[(cid, reached[cid].score) for cid in ranked],
-                       paths={cid: _path(reached[cid]) for cid in ranked}, weight=settings.RETRIEVAL_GRAPH_WEIGHT)
+                       paths={cid: _path(reached[cid]) for cid in ranked},
+                       weight=fusion_weight(link_confidence=max(n.score for n in named), relation_named=cued))

@@ -283,17 +283,71 @@ def test_user_filters_narrow_the_graph_channel_too(world, seed):
     assert seed.marcus.pk in {h.document_id for h in unfiltered.hits}
 
 
+def _graph_weights(authority, question) -> set[float]:
+    """The weight each graph rank counted in the fusion (graph channel alone: a hit's score is weight / (k + rank))."""
+    from django.conf import settings
+
+    hits = hybrid_search(authority, question, k=20, channels=("graph",)).hits
+    assert hits, question
+    return {round(h.score * (settings.RETRIEVAL_RRF_K + h.channel_ranks["graph"]), 6) for h in hits}
+
+
 def test_fusion_counts_a_graph_rank_at_its_weight(world, seed, settings):
     member = world.authority(world.member)
     question = "Which team is Priya Nair's manager on?"
     plain = {h.chunk_id: h for h in hybrid_search(member, question, k=20, channels=("graph",)).hits}
-    settings.RETRIEVAL_GRAPH_WEIGHT = 2.0
+    settings.RETRIEVAL_GRAPH_WEIGHT_CONFIDENT = 3.0
     weighted = {h.chunk_id: h for h in hybrid_search(member, question, k=20, channels=("graph",)).hits}
     assert plain.keys() == weighted.keys()
     for chunk_id, hit in weighted.items():
         rank = hit.channel_ranks["graph"]
-        assert hit.score == pytest.approx(2.0 / (settings.RETRIEVAL_RRF_K + rank))
-        assert plain[chunk_id].score == pytest.approx(1.0 / (settings.RETRIEVAL_RRF_K + rank))
+        assert hit.score == pytest.approx(3.0 / (settings.RETRIEVAL_RRF_K + rank))
+        assert plain[chunk_id].score == pytest.approx(2.0 / (settings.RETRIEVAL_RRF_K + rank))
+
+
+def test_graph_weight_rule():
+    from findings.graph.channel import fusion_weight
+
+    assert fusion_weight(link_confidence=1.0, relation_named=False) == 1.0  # a name in passing: the base weight
+    assert fusion_weight(link_confidence=1.0, relation_named=True) == 2.0  # exact name and a relation it holds
+    assert fusion_weight(link_confidence=0.95, relation_named=True) == pytest.approx(1.95)  # an alias
+    assert fusion_weight(link_confidence=0.57, relation_named=True) == pytest.approx(1.57)  # a misspelt name
+
+
+def test_graph_weight_rule_follows_settings(settings):
+    from findings.graph.channel import fusion_weight
+
+    settings.RETRIEVAL_GRAPH_WEIGHT, settings.RETRIEVAL_GRAPH_WEIGHT_CONFIDENT = 1.5, 3.5
+    assert fusion_weight(link_confidence=0.5, relation_named=True) == pytest.approx(2.5)
+    assert fusion_weight(link_confidence=0.5, relation_named=False) == 1.5
+    # The confident weight never counts for less than the base one: a deployment raising only the base weight
+    # (RETRIEVAL_GRAPH_WEIGHT=3, the confident one left at 2) gets 3 for every graph question.
+    settings.RETRIEVAL_GRAPH_WEIGHT, settings.RETRIEVAL_GRAPH_WEIGHT_CONFIDENT = 3.0, 2.0
+    assert fusion_weight(link_confidence=1.0, relation_named=True) == 3.0
+    assert fusion_weight(link_confidence=1.0, relation_named=False) == 3.0
+
+
+def test_graph_weight_follows_how_surely_the_question_names_entity_and_relation(world, seed):
+    member = world.authority(world.member)
+    # An exact name and a relation the walk follows ("manager" → reports_to): the confident weight.
+    assert _graph_weights(member, "Which team is Priya Nair's manager on?") == {2.0}
+    # The name alone: the graph still ranks its neighbourhood, at the base weight.
+    assert _graph_weights(member, "Priya Nair") == {1.0}
+    # A misspelt name (trigram match): the base weight plus the similarity's share of the step up.
+    named = entities_named(member, "Which team is Priya Nayr's manager on?")
+    assert [n.method for n in named] == ["trigram"] and 0.5 <= named[0].score < 1.0
+    assert _graph_weights(member, "Which team is Priya Nayr's manager on?") == {round(1.0 + named[0].score, 6)}
+
+
+def test_graph_weight_is_decided_on_what_the_caller_may_read(world, seed):
+    """Zed Secretname's reporting line is stated only in an hr-only record: for a member the name links to nothing
+    (no channel, no weight); an admin, who reads it, gets the relational weight."""
+    question = "Who does Zed Secretname report to?"
+    member = hybrid_search(world.authority(world.member), question, k=10, channels=("graph",))
+    assert member.extra == {"graph": "off"} and not member.hits
+    assert _graph_weights(world.authority(world.admin), question) == {2.0}
+    outsider = hybrid_search(world.authority(world.outsider, world.globex), question, k=10, channels=("graph",))
+    assert outsider.extra == {"graph": "off"} and not outsider.hits
 
 
 def test_search_api_reports_channels_and_path(world, seed):

@@ -20,8 +20,8 @@ def test_questions_need_two_hops_and_name_their_records():
 @pytest.mark.django_db(transaction=True)
 def test_bench_runs_small_and_cleans_up(world, relations, tmp_path, no_embedder):  # noqa: F811
     result = bench.run(tmp_path, quick=True, people=40, scale_entities=300, scale_chunks=600, questions=60)
-    for key in ("recall@5_off", "recall@5_on", "recall_gain", "channel_p95_ms_at_scale", "scale_entities",
-                "scale_chunks"):
+    for key in ("recall@5_off", "recall@5_on", "recall@5_on_weight_1", "recall@5_on_weight_2", "recall_gain",
+                "channel_p95_ms_at_scale", "scale_entities", "scale_chunks"):
         assert key in result
     assert result["recall@5_on"] >= result["recall@5_off"] + 0.15, result["recall_by_kind"]
     assert not Tenant.objects.filter(slug__startswith="gbench-").exists()
