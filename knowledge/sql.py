@@ -365,8 +365,9 @@ CREATE TRIGGER knowledge_document_link_same_tenant
 
 # --- Record links -------------------------------------------------------------------------------------------
 # Why raw SQL: links of a whole ingest batch travel as typed arrays through unnest (one statement whatever the
-# batch size), and resolution is an UPDATE … FROM over expressions of the target's columns (its URL without the
-# fragment, its casefolded title, the ticket key at the start of its title), which the ORM cannot join on.
+# batch size), and resolution is an UPDATE … FROM over the keys a record answers to (its URL without the
+# fragment, its casefolded title, the ticket key at the start of its title: generated columns, migration 0014),
+# with DISTINCT ON and correlated probes the ORM cannot express.
 
 DOCUMENT_LINKS_INSERT = sql.SQL(
     """
@@ -379,16 +380,14 @@ DOCUMENT_LINKS_INSERT = sql.SQL(
     """
 )
 
-# One statement per kind and direction keeps each an equality join. A reference names one record: when several
-# records of the tenant share a key, the oldest wins (DISTINCT ON … ORDER BY id), so the answer does not depend on
-# the plan. Only links touching the batch are considered:
+# One statement per kind and direction, each matching by equality. A reference names one record: when several
+# records of the tenant share a key, the oldest wins, so the answer does not depend on the plan. Only links
+# touching the batch are considered, so an import's cost grows with its own links, not with the tenant's records:
 # - out: links out of its records (any record of the tenant may be the target); skipped when it has none;
 # - in: dangling links elsewhere whose key one of its records now carries (only its records are candidates: an
 #   older match would have resolved them already); walks the batch's records by id and probes the partial index
 #   of dangling links, and is skipped for a kind the tenant has no dangling link of.
-# One statement with an OR across both tables did this before: it joined every dangling link with every record
-# of the tenant for each batch, a quadratic cost over an import even when no record held a link.
-_RESOLVE = """
+_RESOLVE_IN = """
     UPDATE knowledge_document_link l
        SET target_id = m.target_id
       FROM (
@@ -399,9 +398,7 @@ _RESOLVE = """
      WHERE l.id = m.link_id
 """
 # Links out of the batch: each link probes the tenant's records once per way its key may match (the oldest
-# match of each, the oldest of those wins), through the expression indexes of migration 0014 — never a scan of
-# every record of the tenant per batch, which made an import quadratic (SciFact's abstracts carry ticket-like
-# keys such as IL-6).
+# match of each, the oldest of those wins) through the key columns' indexes, never a scan of every record.
 _RESOLVE_OUT = """
     UPDATE knowledge_document_link l
        SET target_id = m.target_id
@@ -446,7 +443,7 @@ _LINK_MATCH_OUT = {**_LINK_MATCH, "doc": ("d.id = CASE WHEN l2.key ~ '^[0-9]{1,1
 def _resolve_in(kind: str) -> sql.Composed:
     arms = sql.SQL(" UNION ALL ").join(sql.SQL(_ARM_IN).format(match=sql.SQL(match), kind=sql.Literal(kind))
                                        for match in _LINK_MATCH[kind])
-    return sql.SQL(_RESOLVE).format(arms=arms)
+    return sql.SQL(_RESOLVE_IN).format(arms=arms)
 
 
 def _resolve_out(kind: str) -> sql.Composed:
