@@ -15,6 +15,11 @@ Order of work for one chunk's facts (see findings/README.md for the why):
    one statement, replaced versions a late fact starts inside are cut where it begins (`matching.claims_replaced`,
    `sql.claims_trim`), and new claims are inserted with ON CONFLICT DO NOTHING.
 
+Without a verdict model nothing needs to happen outside a transaction, so steps 2 and 3 collapse into the
+locked transaction: tiers one to three run once, under the lock, instead of once before it and again in it.
+Statements are embedded only when tier two needs them: a fact whose identity is already current (a repeat,
+the common case when records are re-read) is a NOOP by tier one and never reaches the embedder.
+
 A batch is written in rounds with at most one candidate per slot each: two candidates of one slot in the same
 statement would both be judged against the claims before either, and one of them would silently lose.
 """
@@ -62,6 +67,11 @@ class _PlanMoved(Exception):
     """Raised inside the locked transaction to roll it back and plan again."""
 
 
+class _NeedsEmbedding(_PlanMoved):
+    """Tier two met candidates whose statements were not embedded (their identity was current when the batch
+    was prepared, and no longer is): embed them, then plan again."""
+
+
 @dataclass(frozen=True)
 class FactInput:
     """One grounded fact ready to write. `object_kind` None means the object is a literal value."""
@@ -96,6 +106,7 @@ class _Candidate:
     object_key: str
     embedding: str | None
     evidence: list[FactInput] = field(default_factory=list)
+    embedded: bool = False  # `embedding` was asked for (it stays None where no embedder fits the claim column)
 
     @property
     def slot(self) -> tuple[int, int, str, str]:
@@ -109,6 +120,7 @@ class WriteResult:
     evidence: int = 0
     review_items: int = 0
     cycles: int = 0
+    entities: set[int] = field(default_factory=set)  # the entities the facts name (subjects and objects)
 
     def count(self, kind: str) -> None:
         self.verdicts[kind] = self.verdicts.get(kind, 0) + 1
@@ -119,6 +131,7 @@ class WriteResult:
         self.inserted += other.inserted
         self.evidence += other.evidence
         self.review_items += other.review_items
+        self.entities |= other.entities
 
 
 # A model judging AMBIGUOUS candidates: takes ≤ 8 candidates, returns one Verdict each (already validated).
@@ -184,16 +197,28 @@ def _claim_dimension() -> int:
 
 
 def _candidates(tenant_id: int, facts: Sequence[FactInput]) -> list[_Candidate]:
-    relations = {name: (pk, policy) for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
-    facts = [f if f.valid_to is None or f.valid_to > f.valid_from else replace(f, valid_to=None)
-             for f in facts if f.predicate in relations]
-    named: dict[str, tuple[str, str]] = {}
-    for f in facts:
-        named.setdefault(entity_key(f.subject), (f.subject, f.subject_kind))
-        if f.object_kind is not None:
-            named.setdefault(entity_key(f.object), (f.object, f.object_kind))
-    entity_ids = _entities_ensure(tenant_id, named)
-    # Tier one within the batch: exact repeats collide on identity; state facts on their slot window.
+    with transaction.atomic():  # one scope and one round trip each, not an autocommit transaction per statement
+        relations = {name: (pk, policy)
+                     for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
+        facts_kept = [f if f.valid_to is None or f.valid_to > f.valid_from else replace(f, valid_to=None)
+                      for f in facts if f.predicate in relations]
+        named: dict[str, tuple[str, str]] = {}
+        for f in facts_kept:
+            named.setdefault(entity_key(f.subject), (f.subject, f.subject_kind))
+            if f.object_kind is not None:
+                named.setdefault(entity_key(f.object), (f.object, f.object_kind))
+        entity_ids = _entities_ensure(tenant_id, named)
+        candidates = _merged(facts_kept, relations, entity_ids)
+        live = matching.live_identities(tenant_id, [c.identity for c in candidates])
+    # Only what tier two will match is embedded; a current identity is a NOOP (if it stops being current before
+    # the lock, planning raises _NeedsEmbedding and the next cycle embeds it).
+    _embed_candidates([c for c in candidates if (c.identity, c.fact.scope, c.fact.perspective) not in live])
+    return candidates
+
+
+def _merged(facts: Sequence[FactInput], relations: dict[str, tuple[int, str]],
+            entity_ids: dict[str, int]) -> list[_Candidate]:
+    """Tier one within the batch: exact repeats collide on identity; state facts on their slot window."""
     merged: dict[Any, _Candidate] = {}
     for f in facts:
         predicate_id, policy = relations[f.predicate]
@@ -215,10 +240,14 @@ def _candidates(tenant_id: int, facts: Sequence[FactInput]) -> list[_Candidate]:
             object_entity_id=entity_ids.get(object_key) if f.object_kind is not None else None,
             object_key=object_key, embedding=None, evidence=[f],
         )
-    candidates = list(merged.values())
-    for candidate, vector in zip(candidates, _embed([c.fact.statement for c in candidates]), strict=True):
-        candidate.embedding = vector
-    return candidates
+    return list(merged.values())
+
+
+def _embed_candidates(candidates: Sequence[_Candidate]) -> None:
+    """Embed the statements of those not embedded yet, in one call (outside any transaction)."""
+    todo = [c for c in candidates if not c.embedded]
+    for candidate, vector in zip(todo, _embed([c.fact.statement for c in todo]), strict=True):
+        candidate.embedding, candidate.embedded = vector, True
 
 
 def _rounds(candidates: list[_Candidate]) -> list[list[_Candidate]]:
@@ -250,6 +279,9 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
     live = matching.live_identities(tenant_id, [c.identity for c in batch])
     hits = {c.index: live[(c.identity, c.fact.scope, c.fact.perspective)] for c in batch
             if (c.identity, c.fact.scope, c.fact.perspective) in live}
+    unembedded = [c for c in batch if c.index not in hits and not c.embedded]
+    if unembedded:
+        raise _NeedsEmbedding(f"{len(unembedded)} candidate(s) to match were not embedded")
     rows = [matching.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id,
                                   policy=c.policy, scope=c.fact.scope, perspective=c.fact.perspective,
                                   statement=c.fact.statement, embedding=c.embedding, valid_from=c.fact.valid_from,
@@ -351,9 +383,9 @@ def _trim(writes: list[_Judged], plan: _Plan, new_ids: dict[int, int]) -> dict[i
 def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResult) -> None:
     """Inside the locked transaction, with a plan that is known to be current."""
     writes = [j for j in judged if j.verdict.kind is not VerdictKind.NOOP]
-    new_ids = dict(zip([j.candidate.index for j in writes], sql.claim_ids_reserve(len(writes)), strict=True))
+    reserved, at = sql.claim_ids_reserve(len(writes))
+    new_ids = dict(zip([j.candidate.index for j in writes], reserved, strict=True))
     revisions = _revisions(writes, plan, new_ids)
-    at = sql.write_clock()
     revised = sql.claims_revise(revisions, at=at)
     trimmed = _trim(writes, plan, new_ids)
     rows = []
@@ -393,20 +425,37 @@ def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResu
     result.review_items += len(reviews)
 
 
-def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan, judged: list[_Judged],
-             verdict_model: VerdictModel | None, result: WriteResult) -> None:
+def _lock_keys(tenant_id: int, batch: list[_Candidate], plan: _Plan | None) -> list[int]:
+    """The batch's own slots, plus (once a plan names them) the slots of named predecessors and of replaced
+    versions the batch will cut."""
     keys = [sql.slot_lock_key(tenant_id, *c.slot) for c in batch]
+    if plan is None:
+        return keys
     by_index = {c.index: c for c in batch}
-    keys += [sql.slot_lock_key(tenant_id, subject_id, by_index[i].predicate_id, by_index[i].fact.perspective,
-                               by_index[i].fact.scope)
-             for i, found in planned.successions.items() for _claim, subject_id in found]
-    keys += [sql.slot_lock_key(tenant_id, version.subject_id, by_index[i].predicate_id, by_index[i].fact.perspective,
-                               by_index[i].fact.scope)
-             for i, found in planned.overtaken.items() for version in found]
+
+    def key(i: int, subject_id: int) -> int:
+        c = by_index[i]
+        return sql.slot_lock_key(tenant_id, subject_id, c.predicate_id, c.fact.perspective, c.fact.scope)
+
+    keys += [key(i, subject_id) for i, found in plan.successions.items() for _claim, subject_id in found]
+    keys += [key(i, version.subject_id) for i, found in plan.overtaken.items() for version in found]
+    return keys
+
+
+def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan | None, judged: list[_Judged] | None,
+             verdict_model: VerdictModel | None, result: WriteResult) -> None:
+    """One locked transaction: every slot the plan touches is locked in one statement, in ascending key order
+    (what keeps writers on overlapping slots from deadlocking), the plan is read again under the lock, and applied.
+    `judged` None (no verdict model): judged here, under the lock."""
+    locked = _lock_keys(tenant_id, batch, planned)
     with transaction.atomic():
-        sql.slots_lock(keys)
+        sql.slots_lock(locked)
         replanned = _plan(tenant_id, batch)
-        if replanned.signature() != planned.signature():
+        if not set(_lock_keys(tenant_id, batch, replanned)) <= set(locked):
+            raise _PlanMoved("the plan now touches a slot that is not locked")
+        if judged is None:
+            judged = _judge(batch, replanned, None)
+        elif replanned.signature() != planned.signature():
             # Planning happened outside the lock only so that a model call never runs inside a transaction.
             # When the fresh matches can be judged by rules alone (no AMBIGUOUS left for a model), judge them
             # here, under the lock, instead of giving the slot away to the next writer again.
@@ -414,6 +463,18 @@ def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan, judged: li
             if verdict_model is not None and any(j.review_similarity is not None for j in judged):
                 raise _PlanMoved("matches moved between planning and locking, and need a model verdict")
         _apply(tenant_id, judged, replanned, result)
+
+
+def _preplanned(tenant_id: int, batch: list[_Candidate], verdict_model: VerdictModel | None
+                ) -> tuple[_Plan | None, list[_Judged] | None]:
+    """The plan made before the lock, where one is needed: to call the verdict model outside any transaction, or
+    to learn which other subjects' slots a state fact touches (named predecessors, replaced versions), so that all
+    the locks are taken in one ordered statement. Otherwise (None, None): the batch is planned under the lock."""
+    if verdict_model is None and not any(c.policy == RelationType.Policy.STATE for c in batch):
+        return None, None
+    with transaction.atomic():  # read-only: one scope for its four statements, no lock held
+        planned = _plan(tenant_id, batch)
+    return planned, _judge(batch, planned, verdict_model) if verdict_model is not None else None
 
 
 def claims_write(
@@ -426,18 +487,22 @@ def claims_write(
     """
     result = WriteResult()
     candidates = _candidates(tenant_id, facts)
+    result.entities = {i for c in candidates for i in (c.subject_id, c.object_entity_id) if i is not None}
     for batch in _rounds(candidates):
         for cycle in range(1, MAX_CYCLES + 1):
             result.cycles += 1
-            planned = _plan(tenant_id, batch)
-            judged = _judge(batch, planned, verdict_model)
             try:
+                planned, judged = _preplanned(tenant_id, batch, verdict_model)
                 for attempt in _transient_retries():
                     with attempt:
                         written = WriteResult()  # counted only once the transaction committed
-                        _attempt(tenant_id, batch, planned, [replace(j) for j in judged], verdict_model, written)
+                        fresh = [replace(j) for j in judged] if judged is not None else None
+                        _attempt(tenant_id, batch, planned, fresh, verdict_model, written)
                 result.merge(written)
                 break
+            except _NeedsEmbedding as moved:
+                logger.info("chunk %s: %s (cycle %d)", label, moved, cycle)
+                _embed_candidates(batch)
             except _PlanMoved as moved:
                 logger.info("chunk %s: %s (cycle %d)", label, moved, cycle)
         else:

@@ -6,7 +6,9 @@ measures:
 
 - audit: patterns extraction + GroundedProjection per chunk (proposals/s) and the share rejected per reason;
 - consolidation with 1 writer (its own copies) and with 8 concurrent writers (other copies, every chunk
-  written twice by different writers so slots overlap and races happen), in facts/s;
+  written twice by different writers so slots overlap and races happen), in facts/s. The 8 writers are
+  processes, as Celery's prefork workers are; while they run, `advisory_wait_share` samples how often a writer
+  waits for a slot lock, and `cycles_per_write` counts plans per round (1.0: no plan ever moved);
 - anomalies after the 8-writer run: duplicate current identities, overlapping current state validity, and
   lost writes (a fact whose quote is evidence of no claim);
 - the lateral top-5 match query per batch of 50 candidates (median ms; the reference anchor is 39 ms).
@@ -24,6 +26,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,8 @@ from findings.sql import matching
 from findings.writer import FactInput, claims_write
 from knowledge.sample_corpus import DATA as SAMPLE_DATA
 from knowledge.sql import vector_literal
+
+from . import writer_process
 
 CORPUS = SAMPLE_DATA / "kestrel.json"
 WRITERS = 8
@@ -120,8 +125,27 @@ def _write_serial(tenant_id: int, facts: dict[int, list[FactInput]]) -> float:
     return n / (time.perf_counter() - started)
 
 
-def _write_concurrent(tenant_id: int, facts: dict[int, list[FactInput]]) -> tuple[float, list[str]]:
-    """Every chunk goes to two different writers (overlapping slots on purpose)."""
+def _lock_waits(stop: threading.Event, database: str, samples: Counter) -> None:
+    """Sample the writers' backends every 20 ms: how often one is waiting for a slot's advisory lock while others
+    run. A high share means writers serialise on slots; a low one, that they are bound by CPU or round trips."""
+    from django.db import connection as conn
+
+    with conn.cursor() as cursor:
+        while not stop.wait(0.02):
+            cursor.execute("SELECT count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'), "
+                           "count(*) FILTER (WHERE state = 'active') FROM pg_stat_activity "
+                           "WHERE datname = %s AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+                           [database])
+            waiting, active = cursor.fetchone()
+            samples["waiting"] += waiting
+            samples["active"] += active
+    conn.close()
+
+
+def _write_concurrent(tenant_id: int, facts: dict[int, list[FactInput]]) -> tuple[float, list[str], dict[str, Any]]:
+    """Every chunk goes to two different writers (overlapping slots on purpose); WRITERS processes."""
+    import multiprocessing
+
     work: list[list[int]] = [[] for _ in range(WRITERS)]
     for i, chunk_id in enumerate(facts):
         work[i % WRITERS].append(chunk_id)
@@ -129,27 +153,47 @@ def _write_concurrent(tenant_id: int, facts: dict[int, list[FactInput]]) -> tupl
     rng = random.Random(11)
     for items in work:
         rng.shuffle(items)
+    context = multiprocessing.get_context("spawn")  # fork would copy this process's connections and threads
+    barrier, results = context.Barrier(WRITERS + 1), context.Queue()
+    settings_dict = connections["default"].settings_dict
+    database = {key: settings_dict[key] for key in ("NAME", "USER", "PASSWORD", "HOST", "PORT")}
+    connections.close_all()  # no connection of ours is open while the children start
+    processes = [context.Process(target=writer_process.run, daemon=True,
+                                 args=(database, tenant_id, [(c, [asdict(f) for f in facts[c]]) for c in items],
+                                       barrier, results))
+                 for items in work]
+    for process in processes:
+        process.start()
+    samples: Counter = Counter()
+    stop = threading.Event()
+    sampler = threading.Thread(target=_lock_waits, args=(stop, database["NAME"], samples))
     errors: list[str] = []
-    barrier = threading.Barrier(WRITERS)
-
-    def writer(items: list[int]) -> None:
+    cycles = 0
+    try:
         try:
-            barrier.wait()
-            for chunk_id in items:
-                claims_write(tenant_id=tenant_id, facts=facts[chunk_id], label=str(chunk_id))
-        except Exception as exc:  # reported as an anomaly, not raised: the bench must finish and clean up
-            errors.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            connections.close_all()
-
+            barrier.wait(timeout=600)
+        except threading.BrokenBarrierError:
+            pass  # a writer failed to start: its error comes back on `results`
+        started = time.perf_counter()
+        sampler.start()
+        for _ in processes:
+            found, used = results.get(timeout=600)
+            errors += found
+            cycles += used
+        elapsed = time.perf_counter() - started
+    finally:
+        stop.set()
+        if sampler.is_alive():
+            sampler.join()
+        for process in processes:
+            process.join(timeout=30)
     submitted = sum(len(facts[c]) for items in work for c in items)
-    threads = [threading.Thread(target=writer, args=(items,)) for items in work]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return submitted / (time.perf_counter() - started), errors
+    writes = sum(len(items) for items in work)
+    return submitted / elapsed, errors, {
+        "advisory_wait_share": round(samples["waiting"] / samples["active"], 3) if samples["active"] else 0.0,
+        "advisory_wait_samples": samples["active"],  # writer backends seen running (the share's denominator)
+        "cycles_per_write": round(cycles / writes, 3) if writes else 0.0,
+    }
 
 
 def _anomalies(tenant_id: int, facts: dict[int, list[FactInput]]) -> dict[str, int]:
@@ -198,7 +242,8 @@ def _densify(tenant_id: int, rows: list[matching.CandidateRow], per_slot: int) -
     slots = {(r.subject_id, r.predicate_id, r.policy) for r in rows}
     dimension = _claim_dimension()
     with transaction.atomic():
-        ids = iter(sql.claim_ids_reserve(len(slots) * per_slot))
+        reserved, at = sql.claim_ids_reserve(len(slots) * per_slot)
+        ids = iter(reserved)
         batch = []
         for subject_id, predicate_id, policy in slots:
             for k in range(per_slot):
@@ -212,7 +257,7 @@ def _densify(tenant_id: int, rows: list[matching.CandidateRow], per_slot: int) -
                     "scope": "", "vfrom": day, "vto": day + timedelta(days=1) if policy == "state" else None,
                     "embedding": vector_literal([x / norm for x in vector]), "needs_review": False,
                 })
-        inserted = sql.claims_insert(tenant_id, batch, at=sql.write_clock())
+        inserted = sql.claims_insert(tenant_id, batch, at=at)
     sql.claims_analyze()  # measure the plan a table of this size gets, not the plan for the empty one
     return len(inserted)
 
@@ -231,7 +276,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
         serial_facts, audit = _audit(serial_ids)
         parallel_facts, _ = _audit(parallel_ids)
         facts_per_s_1 = _write_serial(tenant.pk, serial_facts)
-        facts_per_s_8, errors = _write_concurrent(tenant.pk, parallel_facts)
+        facts_per_s_8, errors, contention = _write_concurrent(tenant.pk, parallel_facts)
         anomalies = _anomalies(tenant.pk, parallel_facts)
         anomalies["writer_errors"] = len(errors)
         every_fact = [f for v in parallel_facts.values() for f in v]
@@ -247,6 +292,7 @@ def run(out_dir: str | Path | None = None, quick: bool = False) -> dict[str, Any
             "rejected_share": audit["rejected_share"],
             "facts_per_s_1": round(facts_per_s_1, 1),
             "facts_per_s_8": round(facts_per_s_8, 1),
+            **contention,
             "lateral_top5_ms": _lateral_ms(tenant.pk, rows, 5 if quick else 20),
             "lateral_batch_size": len(rows),
             "lateral_top5_anchor_ms": ANCHOR_LATERAL_MS,

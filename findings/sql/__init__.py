@@ -91,18 +91,19 @@ def write_clock() -> datetime:
         return cursor.fetchone()[0]
 
 
-_NEW_IDS = sql.SQL("SELECT nextval(pg_get_serial_sequence({table}, 'id')) FROM generate_series(1, %(n)s)").format(
-    table=sql.Literal("findings_claim")
-)
+_NEW_IDS = sql.SQL(
+    "SELECT array(SELECT nextval(pg_get_serial_sequence({table}, 'id')) FROM generate_series(1, %(n)s)), "
+    "clock_timestamp()"
+).format(table=sql.Literal("findings_claim"))
 
 
-def claim_ids_reserve(n: int) -> list[int]:
-    """Ids for claims about to be inserted, so a revision can point `superseded_by` at them first."""
-    if n <= 0:
-        return []
+def claim_ids_reserve(n: int) -> tuple[list[int], datetime]:
+    """Ids for claims about to be inserted (so a revision can point `superseded_by` at them first), and the
+    write's recorded-time instant (`write_clock`), in one round trip. Call under the slot locks."""
     with connection.cursor() as cursor:
-        cursor.execute(_NEW_IDS, {"n": n})
-        return [row[0] for row in cursor.fetchall()]
+        cursor.execute(_NEW_IDS, {"n": max(0, n)})
+        ids, at = cursor.fetchone()
+        return list(ids), at
 
 
 _REVISE = sql.SQL(

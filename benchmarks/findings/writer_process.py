@@ -1,0 +1,46 @@
+"""One consolidation writer of the findings bench, run in a spawned process (benchmarks.findings.claims).
+
+This module imports nothing of Django or the apps at import time: a spawned child unpickles its arguments and
+imports its target before anything has called django.setup(), so the facts travel as plain dicts and the apps
+are imported here only after setup.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def run(database: dict[str, Any], tenant_id: int, work: list[tuple[int, list[dict[str, Any]]]], barrier,
+        results) -> None:
+    """Write `work` (chunk id, facts as FactInput fields) after `barrier`; put (errors, plans made) on `results`.
+    Django and the embedder load before the barrier, so start-up is not timed."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundwork.settings")
+    django.setup()
+    from django.db import connections
+
+    from findings.writer import FactInput, claims_write
+    from groundwork.rls import process_default_scope_set
+    from knowledge.embedders import embedder_get
+
+    # The parent's database, whatever it is (the test suite's test database included), before the first query.
+    connections["default"].settings_dict.update(database)
+    process_default_scope_set("bench:findings writer")
+    errors: list[str] = []
+    cycles = 0
+    try:
+        embedder = embedder_get()
+        if embedder is not None:
+            embedder.embed_documents(["warm up"])
+        batches = [(chunk_id, [FactInput(**fact) for fact in facts]) for chunk_id, facts in work]
+        barrier.wait(timeout=600)
+        for chunk_id, facts in batches:
+            cycles += claims_write(tenant_id=tenant_id, facts=facts, label=str(chunk_id)).cycles
+    except Exception as exc:  # reported as an anomaly, not raised: the bench must finish and clean up
+        errors.append(f"{type(exc).__name__}: {exc}")
+        barrier.abort()  # a writer that cannot start must not leave the others waiting out the timeout
+    finally:
+        connections.close_all()
+        results.put((errors, cycles))
