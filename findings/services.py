@@ -25,6 +25,7 @@ from .audit import GroundedProjection, entity_key, full_name_in
 from .dates import cap_valid_to, parse_date, resolve_valid_from
 from .extractors.base import Extractor
 from .extractors.patterns import PatternsExtractor
+from .graph.resolution import entities_resolve_named
 from .llm import llm_endpoint, usage_record, verdict_model_for
 from .models import Claim, ClaimEvidence, ProjectionQuality, ReviewItem
 from .proposals import ExtractionInvalid
@@ -101,6 +102,10 @@ def chunk_extract(*, chunk_id: int, extractor: Extractor | None = None) -> Chunk
                                     extractor_version=extractor.version)
     written = claims_write(tenant_id=chunk.tenant_id, facts=facts, label=str(chunk.pk),
                            verdict_model=verdict_model_for(chunk.tenant_id)) if facts else None
+    if written is not None and written.entities:
+        # Name variants the records pair up ("Northgate Pilot" beside "Northgate") become one node without an
+        # admin's action; the resolver reads workspace-wide records only (findings.graph.resolution).
+        entities_resolve_named(tenant_id=chunk.tenant_id, entity_ids=written.entities)
     # The audit row comes last: it marks the chunk done (document_extract_task skips audited chunks), so a worker
     # killed before it leaves the chunk to be extracted again, and a repeat replaces it rather than adding one.
     ProjectionQuality.objects.update_or_create(

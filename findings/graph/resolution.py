@@ -11,6 +11,11 @@ restores exactly what was there. `entities_resolve` proposes and applies the saf
 
 Only a tenant's admins (or its admin service jobs) change its entities; the platform corpus's are the
 platform's. The database refuses chains, self-merges and cross-tenant rows (migration 0007).
+
+The same safe merges also run on their own after extraction (`entities_resolve_named`, called by `chunk_extract`
+for the entities a chunk's facts name), as the `RESOLVER` service: an authority holding only its
+own principal, so it draws merges from workspace-wide records alone and never reveals what a restricted record
+names. A pair an admin has unmerged is never merged again automatically: undo sticks.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Collection
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from groundwork.authority import Authority
@@ -135,30 +141,72 @@ def _qualified_to_bare(entities: list[Entity], together: dict[int, set[int]]) ->
             if o in by_id and by_id[o].kind == bare.kind and _is_qualified(by_id[o], bare.key)]
 
 
-def entities_resolve(authority: Authority, *, entity_ids: Collection[int] | None = None) -> list[EntityMerge]:
+RESOLVER = "entity-resolver"  # the service principal of the automatic merges
+
+
+def _naming(evidence, entity_ids: Collection[int]):
+    """The evidence rows of every record that names one of `entity_ids` (as a claim's subject or object)."""
+    ids = list(entity_ids)
+    naming = evidence.filter(Q(claim__subject_id__in=ids) | Q(claim__object_entity_id__in=ids))
+    return evidence.filter(document_id__in=naming.values("document_id"))
+
+
+def entities_resolve(authority: Authority, *, entity_ids: Collection[int] | None = None,
+                     automatic: bool = False) -> list[EntityMerge]:
     """Apply the safe automatic merges in the caller's tenant (see the module doc); returns the merges made.
-    With `entity_ids`, only the merges one of those entities takes part in (as the short or the long name)."""
+    With `entity_ids`, only the merges one of those entities takes part in (as the short or the long name), read
+    from the records that name one of them. `automatic` (the resolver after extraction): pairs an admin unmerged
+    stay apart."""
     _require_admin(authority)
-    entities = list(Entity.objects.filter(tenant_id=authority.tenant_id, merged_into__isnull=True))
-    documents: dict[int, set[int]] = defaultdict(set)
+    evidence = readable_evidence(authority).filter(claim__tenant_id=authority.tenant_id)
     # Only records the caller reads: a merge is visible, and one drawn from a record hidden from them would tell
     # them that record names both.
-    rows = readable_evidence(authority).filter(claim__tenant_id=authority.tenant_id).values_list(
-        "document_id", "claim__subject_id", "claim__object_entity_id")
-    for document_id, subject_id, object_id in rows:
+    rows = evidence
+    if entity_ids is not None:
+        # Every entity met beside one of `entity_ids` could be a pair's other half, and a rule needs all the
+        # names met beside each half ("Northgate" beside "Northgate Pilot" somewhere is not a first name): so
+        # read the records naming any of those neighbours, not only the records naming `entity_ids`.
+        neighbours = set(entity_ids)
+        for subject_id, object_id in _naming(evidence, entity_ids).values_list("claim__subject_id",
+                                                                               "claim__object_entity_id"):
+            neighbours.update(x for x in (subject_id, object_id) if x)
+        rows = _naming(evidence, neighbours)
+    documents: dict[int, set[int]] = defaultdict(set)
+    for document_id, subject_id, object_id in rows.values_list("document_id", "claim__subject_id",
+                                                               "claim__object_entity_id"):
         documents[document_id].update(x for x in (subject_id, object_id) if x)
     together: dict[int, set[int]] = defaultdict(set)
     for ids in documents.values():
         for entity_id in ids:
             together[entity_id] |= ids - {entity_id}
+    entities = list(Entity.objects.filter(tenant_id=authority.tenant_id, merged_into__isnull=True,
+                                          pk__in=list(together)))
+    undone = set(EntityMerge.objects.filter(tenant_id=authority.tenant_id, undone_at__isnull=False)
+                 .values_list("merged_id", "into_id")) if automatic else set()
     made = []
     pairs = [(merged, into, "auto: same record") for merged, into in _short_to_long(entities, together)]
     pairs += [(merged, into, "auto: qualified name") for merged, into in _qualified_to_bare(entities, together)]
     for merged, into, reason in pairs:
         if entity_ids is not None and merged.pk not in entity_ids and into.pk not in entity_ids:
             continue
+        if (merged.pk, into.pk) in undone:
+            continue
         try:
             made.append(entity_merge(authority, merged_id=merged.pk, into_id=into.pk, reason=reason))
         except EntityMergeRefused:
             continue  # an earlier merge of this run changed the picture; the next run reconsiders
     return made
+
+
+def entities_resolve_named(*, tenant_id: int, entity_ids: Collection[int]) -> list[EntityMerge]:
+    """The safe merges among `entity_ids` (a chunk's facts just named them), made by the tenant's resolver service.
+    Safe to run twice: merged entities are no longer candidates."""
+    from groundwork.models import Tenant
+    from groundwork.selectors import authority_for_service
+
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None or not entity_ids:
+        return []
+    authority = authority_for_service(tenant=tenant, service_name=RESOLVER, role="admin")
+    return entities_resolve(authority, entity_ids=set(entity_ids), automatic=True)
+
