@@ -30,6 +30,7 @@ from chat.evidence import Evidence
 from chat.extractive import compose_extractive_answer
 from chat.gate import GateDecision
 from chat.retrieval import identifiers_unknown, question_vectors
+from knowledge.structure import Unit
 
 Judge = Callable[[str, list[Evidence]], Verdict]
 
@@ -62,12 +63,18 @@ def _hit(text: str, answers: list[str]) -> bool:
     return any(g and f" {g} " in normal for g in (squad_normal(a) for a in answers))
 
 
+def _evidence(item: dict) -> Evidence:
+    """Evidence from a collected row: `asdict` (and the rows' JSON) turned its structure's units into dicts."""
+    units = tuple(Unit(**u) if isinstance(u, dict) else Unit(*u) for u in item.get("structure") or ())
+    return Evidence(**{**item, "structure": units})
+
+
 def read_all(rows: list[dict], judge: Judge, *, compose: bool = True) -> list[dict]:
     """Each row read once by `judge`: its verdict, and whether the verdict's sentence and the answer composed
     with it as the lead hold a gold answer (what a refusal threshold does not change)."""
     out = []
     for row in rows:
-        evidence = [Evidence(**item) for item in row["evidence"]]
+        evidence = [_evidence(item) for item in row["evidence"]]
         if not evidence or "confidence" not in row["gate"]:
             out.append({"verdict": None, "lead_hit": False, "answer_hit": False})
             continue
