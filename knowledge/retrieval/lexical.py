@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import combinations
 
 from django.conf import settings
 from psycopg import sql
 
 from groundwork.replicas import read_connection
 
-from .sql import LEXEME_DF, LEXICAL, QUERY_LEXEMES, SCOPE_STATS, compose
+from .sql import LEXEME_DF, LEXICAL, LEXICAL_BM25, QUERY_LEXEMES, SCOPE_STATS, compose
 from .statistics import CorpusStats, corpus_stats, idf_for
 
 _LEXEME_SAFE = re.compile(r"^[\w.\-']+$")
@@ -24,22 +25,39 @@ def query_lexemes(query: str) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def usable_lexemes(query: str) -> list[str]:
+    """The query's lexemes that can go into a tsquery string safely (the rest are left out)."""
+    return [lx for lx in query_lexemes(query) if _LEXEME_SAFE.match(lx)]
+
+
 def or_query(lexemes: list[str]) -> str:
     """A to_tsquery string ORing the lexemes, each quoted so no lexeme can act as tsquery syntax."""
-    quoted = ["'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" for lexeme in lexemes]
-    return " | ".join(quoted)
+    return " | ".join(_quoted(lexeme) for lexeme in lexemes)
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'"
 
 
 def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Composable, filter_params: dict,
                    limit: int, strategy: str | None = None, access: sql.Composable | None = None,
                    ) -> list[tuple[int, float]]:
     """[(chunk id, score)] best first."""
+    return lexical_search_planned(query=query, access_params=access_params, filters_clause=filters_clause,
+                                  filter_params=filter_params, limit=limit, strategy=strategy, access=access)[0]
+
+
+def lexical_search_planned(*, query: str, access_params: dict, filters_clause: sql.Composable, filter_params: dict,
+                           limit: int, strategy: str | None = None, access: sql.Composable | None = None,
+                           ) -> tuple[list[tuple[int, float]], str]:
+    """`lexical_search`'s rows and the plan that found them: 'pairs' (BM25's first pass sufficed), 'or' (the
+    ORed candidates were scored), 'none' (no usable lexeme) or the strategy's name ('websearch', 'or')."""
     strategy = strategy or settings.LEXICAL_STRATEGY
     params = {**access_params, **filter_params, "limit": limit, "query": query}
     if strategy != "websearch":
-        lexemes = [lx for lx in query_lexemes(query) if _LEXEME_SAFE.match(lx)]
+        lexemes = usable_lexemes(query)
         if not lexemes:
-            return []
+            return [], "none"
         params["or_query"] = or_query(lexemes)
         if strategy == "bm25":
             stats = None
@@ -55,12 +73,52 @@ def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Compo
             # Candidates come from the rarer lexemes only when the query has some: a lexeme in a large
             # share of the chunks would pull them all in (up to the cap) and cost the BM25 pass most of
             # its time, while it adds little score to any of them. It still scores the candidates.
-            match = match_lexemes(lexemes, idf, stats)
-            params.update({"lexemes": lexemes, "idf": idf, "or_query": or_query(match or lexemes), "k1": K1, "b": B,
+            match = match_lexemes(lexemes, idf, stats) or lexemes
+            params.update({"lexemes": lexemes, "idf": idf, "match_query": or_query(match), "k1": K1, "b": B,
                            "avg_len": avg_len, "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
+            return _bm25(params, match=match, lexemes=lexemes, idf=idf, limit=limit,
+                         statement=compose(LEXICAL_BM25, filters_clause, access=access))
     with read_connection().cursor() as cursor:
         cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)
-        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+        return [(row[0], float(row[1])) for row in cursor.fetchall()], strategy
+
+
+# How many of the rarest candidate lexemes the first pass pairs up (15 pairs at most: the tsquery stays small).
+PAIRED_LEXEMES_MAX = 6
+
+
+def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float], limit: int,
+          statement: sql.Composable) -> tuple[list[tuple[int, float]], str]:
+    """BM25's top `limit` with its work bounded by what can reach the top, not by how many chunks match.
+
+    A question's ORed lexemes can match a large share of the corpus (one common word is enough), and scoring
+    every match costs ~5-10 µs each: most of a search at 100 % readable (docs/retrieval.md, the profile).
+    The chunks that rank are those holding several of the question's words, which are few. So the first pass
+    scores only the readable chunks holding at least two of the rarest candidate lexemes (P). Any other chunk
+    holds at most one lexeme of P, and a lexeme adds at most idf × (k1 + 1) to a BM25 score whatever its
+    frequency and the chunk's length, so no other chunk can score more than
+        bound = max over P of idf × (k1 + 1) + the sum over the other lexemes of idf × (k1 + 1).
+    When the first pass fills `limit` rows and its last score is above the bound (strictly: ties are broken by
+    id, which the bound knows nothing of) — and the cap cut nothing — its rows are exactly the top `limit` of
+    every readable chunk, matching any lexeme. Otherwise the search scores the ORed candidates as before (the
+    cap then bounds the work, at a recall cost the bench measures)."""
+    ranked = sorted(zip(match, (idf[lexemes.index(lx)] for lx in match), strict=True), key=lambda p: -p[1])
+    paired = [lx for lx, _ in ranked[:PAIRED_LEXEMES_MAX]]
+    with read_connection().cursor() as cursor:
+        if len(paired) >= 2:
+            ceiling = {lx: v * (K1 + 1) for lx, v in zip(lexemes, idf, strict=True)}
+            bound = max(ceiling[lx] for lx in paired) + sum(v for lx, v in ceiling.items() if lx not in paired)
+            cursor.execute(statement, {**params, "match_query": pairs_query(paired)})
+            rows = cursor.fetchall()
+            if len(rows) == limit and float(rows[-1][1]) > bound and rows[0][2] < params["candidate_cap"]:
+                return [(row[0], float(row[1])) for row in rows], "pairs"
+        cursor.execute(statement, params)
+        return [(row[0], float(row[1])) for row in cursor.fetchall()], "or"
+
+
+def pairs_query(lexemes: list[str]) -> str:
+    """A to_tsquery string matching chunks that hold at least two of `lexemes`: (a & b) | (a & c) | ..."""
+    return " | ".join(f"({_quoted(a)} & {_quoted(b)})" for a, b in combinations(lexemes, 2))
 
 
 def match_lexemes(lexemes: list[str], idf: list[float], stats: CorpusStats | None) -> list[str]:

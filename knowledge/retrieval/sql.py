@@ -74,9 +74,13 @@ LEXICAL_OR = sql.SQL(
     """
 )
 
-# BM25 (k1, b) over the candidates the GIN index returns for the ORed lexemes. Term frequency is the
-# number of positions a lexeme has in the chunk's tsvector (heading path included). Document length is
-# the chunk's token count. The candidate set is capped so a query of only common words stays bounded.
+# BM25 (k1, b) over the candidates the GIN index returns for `match_query` (the ORed lexemes, or — the
+# first pass of knowledge.retrieval.lexical — the chunks holding at least two of them). Term frequency is the
+# number of positions a lexeme has in the chunk's tsvector (heading path included). Document length is the
+# chunk's token count. The candidate set is capped so a query of only common words stays bounded; the third
+# column says how many candidates there were, so the caller knows whether the cap cut them.
+# Scoring costs ~5-10 µs per candidate (EXPLAIN: the LATERAL unnest and the aggregate, not the index), so the
+# number of candidates is what a search pays for.
 LEXICAL_BM25 = sql.SQL(
     """
     WITH terms AS (
@@ -84,18 +88,20 @@ LEXICAL_BM25 = sql.SQL(
     ), candidates AS MATERIALIZED (
         SELECT c.id, c.search, c.token_count, c.tenant_id
           FROM knowledge_chunk c
-         WHERE c.search @@ %(or_query)s::tsquery AND {access}{filters}
+         WHERE c.search @@ %(match_query)s::tsquery AND {access}{filters}
          LIMIT %(candidate_cap)s
     )
     SELECT cand.id,
            sum(terms.idf * (u.tf * (%(k1)s + 1)) /
-               (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
+               (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score,
+           (SELECT count(*) FROM candidates) AS candidates
       FROM candidates cand
       CROSS JOIN LATERAL (
-            -- Keep only the query's lexemes before unnesting (re-weight everything D, the query's
-            -- lexemes A, filter A): unnesting whole chunk vectors dominated the cost.
+            -- Keep only the query's lexemes before unnesting: the chunk vector's positions are weighted A
+            -- (heading) or B (text) and never D, so re-weighting the query's lexemes D and keeping D keeps
+            -- exactly them (one copy of the vector; unnesting whole chunk vectors dominated the cost).
             SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
-              FROM unnest(ts_filter(setweight(setweight(cand.search, 'D'), 'A', %(lexemes)s::text[]), '{{a}}')) AS x
+              FROM unnest(ts_filter(setweight(cand.search, 'D', %(lexemes)s::text[]), '{{d}}')) AS x
            ) u
       JOIN terms ON terms.lexeme = u.lexeme
      GROUP BY cand.id, cand.tenant_id
