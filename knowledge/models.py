@@ -255,6 +255,10 @@ class Chunk(models.Model):
                       opclasses=["vector_cosine_ops"]),
             models.Index(fields=["tenant", "visibility"], name="knowledge_chunk_tenant_vis_idx"),
             GinIndex(fields=["acl"], name="knowledge_chunk_acl_gin"),
+            # The lexical channel's candidates for a caller who may read a small share: a bitmap of their access
+            # classes ANDed with the full-text match (knowledge.retrieval.lexical; `acl &&` cannot do it under
+            # row-level security, the operator not being leakproof).
+            models.Index(fields=["access_class"], name="knowledge_chunk_class_idx"),
             models.Index(fields=["embedding_space"], name="knowledge_chunk_space_idx",
                          condition=Q(embedding__isnull=True)),
         ]

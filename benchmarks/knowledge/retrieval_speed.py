@@ -91,7 +91,8 @@ def lexical_exhaustive(*, query: str, access_params: dict, limit: int) -> list[i
     keep = [i for i, v in enumerate(idf) if v >= settings.LEXICAL_MIN_IDF] or list(range(len(lexemes)))
     lexemes, idf = [lexemes[i] for i in keep], [idf[i] for i in keep]
     params = {**access_params, "limit": limit, "lexemes": lexemes, "idf": idf, "match_query": or_query(lexemes),
-              "k1": K1, "b": B, "avg_len": stats.average_tokens, "candidate_cap": 2**62}
+              "k1": K1, "b": B, "avg_len": stats.average_tokens, "candidate_cap": 2**62,
+              "paired": False, "pairs_query": or_query(lexemes), "bound": 0.0}  # the ORed pass alone
     with connection.cursor() as cursor:
         cursor.execute(compose(LEXICAL_BM25, sql.SQL("")), params)
         return [row[0] for row in cursor.fetchall()]

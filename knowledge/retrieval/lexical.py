@@ -11,7 +11,16 @@ from psycopg import sql
 
 from groundwork.replicas import read_connection
 
-from .sql import LEXEME_DF, LEXICAL, LEXICAL_BM25, QUERY_LEXEMES, SCOPE_STATS, compose
+from .sql import (
+    CLASS_FILTER,
+    LEXEME_DF,
+    LEXEMES_AND_CLASSES,
+    LEXICAL,
+    LEXICAL_BM25,
+    QUERY_LEXEMES,
+    SCOPE_STATS,
+    compose,
+)
 from .statistics import CorpusStats, corpus_stats, idf_for
 
 _LEXEME_SAFE = re.compile(r"^[\w.\-']+$")
@@ -28,6 +37,15 @@ def query_lexemes(query: str) -> list[str]:
 def usable_lexemes(query: str) -> list[str]:
     """The query's lexemes that can go into a tsquery string safely (the rest are left out)."""
     return [lx for lx in query_lexemes(query) if _LEXEME_SAFE.match(lx)]
+
+
+def lexemes_and_classes(query: str, access_params: dict) -> tuple[list[str], list[int]]:
+    """`usable_lexemes` and the ids of the access classes the caller may read (one per distinct ACL they are on),
+    in one round trip."""
+    with read_connection().cursor() as cursor:
+        cursor.execute(compose(LEXEMES_AND_CLASSES), {**access_params, "query": query})
+        lexemes, classes = cursor.fetchone()
+    return [lx for lx in lexemes if _LEXEME_SAFE.match(lx)], list(classes)
 
 
 def or_query(lexemes: list[str]) -> str:
@@ -55,7 +73,12 @@ def lexical_search_planned(*, query: str, access_params: dict, filters_clause: s
     strategy = strategy or settings.LEXICAL_STRATEGY
     params = {**access_params, **filter_params, "limit": limit, "query": query}
     if strategy != "websearch":
-        lexemes = usable_lexemes(query)
+        if strategy == "bm25" and access is None:
+            # The caller's own rights: their access classes narrow the candidates (sql.CLASS_FILTER).
+            lexemes, params["class_ids"] = lexemes_and_classes(query, access_params)
+            filters_clause = (filters_clause or sql.SQL("")) + CLASS_FILTER
+        else:
+            lexemes = usable_lexemes(query)
         if not lexemes:
             return [], "none"
         params["or_query"] = or_query(lexemes)
@@ -76,7 +99,7 @@ def lexical_search_planned(*, query: str, access_params: dict, filters_clause: s
             match = match_lexemes(lexemes, idf, stats) or lexemes
             params.update({"lexemes": lexemes, "idf": idf, "match_query": or_query(match), "k1": K1, "b": B,
                            "avg_len": avg_len, "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
-            return _bm25(params, match=match, lexemes=lexemes, idf=idf, limit=limit,
+            return _bm25(params, match=match, lexemes=lexemes, idf=idf,
                          statement=compose(LEXICAL_BM25, filters_clause, access=access))
     with read_connection().cursor() as cursor:
         cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)
@@ -89,7 +112,7 @@ PAIRED_LEXEMES_MAX = 6
 PAIRS_BOUND_TF = 3
 
 
-def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float], limit: int,
+def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float],
           statement: sql.Composable) -> tuple[list[tuple[int, float]], str]:
     """BM25's top `limit` with its work bounded by what can reach the top, not by how many chunks match.
 
@@ -105,21 +128,20 @@ def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float
     PAIRS_BOUND_TF times (and no other) would outrank them. A bound for any frequency (k1 + 1 per idf) is never
     met by a chunk holding two words once each, so this is the trade: measured by `bench_retrieval_speed`
     (lexical recall@10 against BM25 over every readable match). Otherwise the ORed candidates are scored as
-    before (the cap then bounds the work)."""
+    before (the cap then bounds the work). Both passes are one statement (sql.LEXICAL_BM25): the second runs
+    only when the first does not settle the search."""
     ranked = sorted(zip(match, (idf[lexemes.index(lx)] for lx in match), strict=True), key=lambda p: -p[1])
     paired = [lx for lx, _ in ranked[:PAIRED_LEXEMES_MAX]]
+    tf = PAIRS_BOUND_TF
+    weight = dict(zip(lexemes, idf, strict=True))
+    bound = tf * (K1 + 1) / (tf + K1 * (1 - B)) * (
+        max((weight[lx] for lx in paired), default=0.0) + sum(v for lx, v in weight.items() if lx not in paired))
+    params = {**params, "paired": len(paired) >= 2, "pairs_query": pairs_query(paired) or params["match_query"],
+              "bound": bound}
     with read_connection().cursor() as cursor:
-        if len(paired) >= 2:
-            tf = PAIRS_BOUND_TF
-            factor = tf * (K1 + 1) / (tf + K1 * (1 - B))
-            weight = dict(zip(lexemes, idf, strict=True))
-            bound = factor * (max(weight[lx] for lx in paired) + sum(v for lx, v in weight.items() if lx not in paired))
-            cursor.execute(statement, {**params, "match_query": pairs_query(paired)})
-            rows = cursor.fetchall()
-            if len(rows) == limit and float(rows[-1][1]) > bound and rows[0][2] < params["candidate_cap"]:
-                return [(row[0], float(row[1])) for row in rows], "pairs"
         cursor.execute(statement, params)
-        return [(row[0], float(row[1])) for row in cursor.fetchall()], "or"
+        rows = cursor.fetchall()
+    return [(row[0], float(row[1])) for row in rows], rows[0][2] if rows else "or"
 
 
 def pairs_query(lexemes: list[str]) -> str:
