@@ -251,7 +251,8 @@ class Chunk(models.Model):
         ]
         indexes = [
             GinIndex(fields=["search"], name="knowledge_chunk_search_gin"),
-            HnswIndex(name="knowledge_chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+            # ef_construction 128, not pgvector's 64: at 1M chunks the 64 graph left chunks unreachable (0018).
+            HnswIndex(name="knowledge_chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=128,
                       opclasses=["vector_cosine_ops"]),
             models.Index(fields=["tenant", "visibility"], name="knowledge_chunk_tenant_vis_idx"),
             GinIndex(fields=["acl"], name="knowledge_chunk_acl_gin"),
