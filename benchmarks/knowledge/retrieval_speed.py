@@ -24,7 +24,7 @@ from knowledge.retrieval.lexical import K1, B, lexical_search_planned, or_query,
 from knowledge.retrieval.search import hybrid_search
 from knowledge.retrieval.sql import LEXICAL_BM25, compose
 from knowledge.retrieval.statistics import corpus_stats, idf_for
-from knowledge.retrieval.vector import vector_literal, vector_search
+from knowledge.retrieval.vector import readable_set_small, vector_literal, vector_search
 
 from .synthetic import (
     SELECTIVITIES,
@@ -152,8 +152,8 @@ def selectivity_measure(*, authority: Authority, queries: list[tuple[str, list[f
             got = {cid for cid, _ in nearest[:K]}
             recalls.append(len(truth & got) / len(truth) if truth else 1.0)
             # The lexical channel as hybrid_search runs it, against BM25 over every readable match.
-            lexical, plan = lexical_search_planned(query=text, limit=depth, **{
-                k: v for k, v in channel.items() if k != "space_id"})
+            lexical, plan = lexical_search_planned(query=text, limit=depth, small_scope=readable_set_small(**channel),
+                                                   **{k: v for k, v in channel.items() if k != "space_id"})
             lexical_plans[plan] = lexical_plans.get(plan, 0) + 1
             lexical_truth = set(lexical_exhaustive(query=text, access_params=access, limit=K))
             lexical_got = {cid for cid, _ in lexical[:K]}

@@ -59,17 +59,20 @@ def _quoted(lexeme: str) -> str:
 
 def lexical_search(*, query: str, access_params: dict, filters_clause: sql.Composable, filter_params: dict,
                    limit: int, strategy: str | None = None, access: sql.Composable | None = None,
-                   ) -> list[tuple[int, float]]:
+                   small_scope: bool = False) -> list[tuple[int, float]]:
     """[(chunk id, score)] best first."""
     return lexical_search_planned(query=query, access_params=access_params, filters_clause=filters_clause,
-                                  filter_params=filter_params, limit=limit, strategy=strategy, access=access)[0]
+                                  filter_params=filter_params, limit=limit, strategy=strategy, access=access,
+                                  small_scope=small_scope)[0]
 
 
 def lexical_search_planned(*, query: str, access_params: dict, filters_clause: sql.Composable, filter_params: dict,
                            limit: int, strategy: str | None = None, access: sql.Composable | None = None,
-                           ) -> tuple[list[tuple[int, float]], str]:
+                           small_scope: bool = False) -> tuple[list[tuple[int, float]], str]:
     """`lexical_search`'s rows and the plan that found them: 'pairs' (BM25's first pass sufficed), 'or' (the
-    ORed candidates were scored), 'none' (no usable lexeme) or the strategy's name ('websearch', 'or')."""
+    ORed candidates were scored), 'none' (no usable lexeme) or the strategy's name ('websearch', 'or').
+    `small_scope`: the caller reads few rows (vector.readable_set_small), so BM25 skips its pairs pass — the
+    caller's ORed matches are few, and scoring them all is exact."""
     strategy = strategy or settings.LEXICAL_STRATEGY
     params = {**access_params, **filter_params, "limit": limit, "query": query}
     if strategy != "websearch":
@@ -100,6 +103,7 @@ def lexical_search_planned(*, query: str, access_params: dict, filters_clause: s
             params.update({"lexemes": lexemes, "idf": idf, "match_query": or_query(match), "k1": K1, "b": B,
                            "avg_len": avg_len, "candidate_cap": settings.LEXICAL_CANDIDATE_CAP})
             return _bm25(params, match=match, lexemes=lexemes, idf=idf,
+                         first_pass=not (small_scope and access is None),
                          statement=compose(LEXICAL_BM25, filters_clause, access=access))
     with read_connection().cursor() as cursor:
         cursor.execute(compose(LEXICAL[strategy], filters_clause, access=access), params)
@@ -112,7 +116,7 @@ PAIRED_LEXEMES_MAX = 6
 PAIRS_BOUND_TF = 3
 
 
-def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float],
+def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float], first_pass: bool,
           statement: sql.Composable) -> tuple[list[tuple[int, float]], str]:
     """BM25's top `limit` with its work bounded by what can reach the top, not by how many chunks match.
 
@@ -136,8 +140,8 @@ def _bm25(params: dict, *, match: list[str], lexemes: list[str], idf: list[float
     weight = dict(zip(lexemes, idf, strict=True))
     bound = tf * (K1 + 1) / (tf + K1 * (1 - B)) * (
         max((weight[lx] for lx in paired), default=0.0) + sum(v for lx, v in weight.items() if lx not in paired))
-    params = {**params, "paired": len(paired) >= 2, "pairs_query": pairs_query(paired) or params["match_query"],
-              "bound": bound}
+    params = {**params, "paired": first_pass and len(paired) >= 2,
+              "pairs_query": pairs_query(paired) or params["match_query"], "bound": bound}
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         rows = cursor.fetchall()

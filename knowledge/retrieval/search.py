@@ -25,7 +25,7 @@ from .fusion import Fused, rrf_fuse
 from .lexical import lexical_search
 from .sql import HYDRATE, compose, filters_sql
 from .types import SEMANTIC_FAILURES, Hit, RetrievalUnavailable, SearchFilters, SearchResult
-from .vector import vector_search
+from .vector import readable_set_small, vector_search
 
 logger = logging.getLogger(__name__)
 
@@ -164,8 +164,11 @@ def _channels_run(authority: Authority, *, query: str, channels: tuple[str, ...]
                            filters_clause=filters_clause, filter_params=filter_params, limit=depth)
     try:
         if "lexical" in channels:
+            small = readable_set_small(space_id=space_id, access_params=access, filters_clause=filters_clause,
+                                       filter_params=filter_params)
             lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
-                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy)
+                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy,
+                                     small_scope=small)
         # The registered channels (the graph) run here too, while the vector channel may still be scanning
         # on its own connection: they need neither channel's rows, and in turn they added their time to it.
         extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}

@@ -17,10 +17,10 @@ from knowledge.services.statistics import corpus_statistics_count
 QUERY = "zephyr copper"
 
 
-def _search(authority, limit: int) -> tuple[list[tuple[int, float]], str]:
+def _search(authority, limit: int, **options) -> tuple[list[tuple[int, float]], str]:
     clause, params = filters_sql(None)
     return lexical_search_planned(query=QUERY, access_params=chunk_access_params(authority), filters_clause=clause,
-                                  filter_params=params, limit=limit, strategy="bm25")
+                                  filter_params=params, limit=limit, strategy="bm25", **options)
 
 
 def _load(world, prefix: str, bodies: list[str], **access) -> None:
@@ -63,6 +63,9 @@ def test_the_pairs_pass_settles_a_search_with_the_ored_passs_ranking(world, corp
     assert settled == everything
     both = set(Chunk.objects.filter(document__external_id__startswith="both").values_list("pk", flat=True))
     assert {cid for cid, _ in settled} <= both
+    # A caller who reads few rows skips the first pass: all their matches are scored, to the same ranking.
+    monkeypatch.setattr(lexical, "PAIRED_LEXEMES_MAX", 6)
+    assert _search(member, limit=5, small_scope=True) == (settled, "or")
 
 
 def test_too_few_pairs_fall_back_to_the_ored_candidates(world, corpus):
