@@ -19,37 +19,9 @@ from pathlib import Path
 from benchmarks import bench_result_write
 
 from .retrieval import speed_report_write
-from .retrieval_speed import speed_run
-from .synthetic import SELECTIVITIES
+from .retrieval_speed import flat_figures, speed_run
 
 SCALE_SIZE = 1_000_000
-P95_CEILING_MS = 25.0
-RECALL_GOAL = 0.98
-
-
-def flat_figures(size: int, figures: dict) -> tuple[dict, dict, dict, list[str]]:
-    """The headline numbers of one size's speed figures as flat keys, their goals (at least) and ceilings (at
-    most), and a note per share naming the plans its queries took."""
-    flat, goals, ceilings, notes = {}, {}, {}, []
-    for label in SELECTIVITIES:
-        row = figures.get(label)
-        if row is None:
-            continue
-        prefix = f"speed_{size}_{label}"
-        flat[f"{prefix}_p50_ms"] = row["p50_ms"]
-        flat[f"{prefix}_p95_ms"] = row["p95_ms"]
-        flat[f"{prefix}_recall@10"] = row["recall@10"]
-        flat[f"{prefix}_underfilled_queries"] = round(row["underfilled"] * row["queries"])
-        ceilings[f"{prefix}_p95_ms"] = P95_CEILING_MS
-        goals[f"{prefix}_recall@10"] = RECALL_GOAL
-        ceilings[f"{prefix}_underfilled_queries"] = 0
-        if "lexical_recall@10" in row:
-            flat[f"{prefix}_lexical_recall@10"] = row["lexical_recall@10"]
-        plans = ", ".join(f"{name} {count}" for name, count in sorted(row.get("routes", {}).items()))
-        lexical = ", ".join(f"{name} {count}" for name, count in sorted(row.get("lexical_plans", {}).items()))
-        notes.append(f"{size:,} chunks, {label} readable ({row['passing_rows']:,} rows): vector plans {plans}; "
-                     f"lexical plans {lexical or 'not recorded'}; {row['queries']} queries")
-    return flat, goals, ceilings, notes
 
 
 def run(out_dir: Path, quick: bool = False, *, size: int = SCALE_SIZE, queries: int | None = None,

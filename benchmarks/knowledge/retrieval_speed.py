@@ -221,6 +221,36 @@ def speed_run(*, size: int = 100_000, queries: int = 200, keep: bool = False, se
 
 # --- output ----------------------------------------------------------------------------------------------
 
+# The goals of issue #37, at every size and readable share.
+P95_CEILING_MS = 25.0
+RECALL_GOAL = 0.98
+
+
+def flat_figures(size: int, figures: dict) -> tuple[dict, dict, dict, list[str]]:
+    """The headline numbers of one size's speed figures as flat keys, their goals (at least) and ceilings (at
+    most), and a note per share naming the plans its queries took."""
+    flat, goals, ceilings, notes = {}, {}, {}, []
+    for label in SELECTIVITIES:
+        row = figures.get(label)
+        if row is None:
+            continue
+        prefix = f"speed_{size}_{label}"
+        flat[f"{prefix}_p50_ms"] = row["p50_ms"]
+        flat[f"{prefix}_p95_ms"] = row["p95_ms"]
+        flat[f"{prefix}_recall@10"] = row["recall@10"]
+        flat[f"{prefix}_underfilled_queries"] = round(row["underfilled"] * row["queries"])
+        ceilings[f"{prefix}_p95_ms"] = P95_CEILING_MS
+        goals[f"{prefix}_recall@10"] = RECALL_GOAL
+        ceilings[f"{prefix}_underfilled_queries"] = 0
+        if "lexical_recall@10" in row:
+            flat[f"{prefix}_lexical_recall@10"] = row["lexical_recall@10"]
+        plans = ", ".join(f"{name} {count}" for name, count in sorted(row.get("routes", {}).items()))
+        lexical = ", ".join(f"{name} {count}" for name, count in sorted(row.get("lexical_plans", {}).items()))
+        notes.append(f"{size:,} chunks, {label} readable ({row['passing_rows']:,} rows): vector plans {plans}; "
+                     f"lexical plans {lexical or 'not recorded'}; {row['queries']} queries")
+    return flat, goals, ceilings, notes
+
+
 def speed_merge(out_dir: Path, result: dict) -> dict:
     """Merge this run's sizes into `<out_dir>/retrieval_speed.json` (a 1M run is kept for the by-size
     plot of later 100k runs) and return the merged figures."""

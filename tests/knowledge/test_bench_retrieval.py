@@ -82,7 +82,7 @@ def test_beir_loader_and_metrics(tmp_path):
 
 def test_scale_figures_flatten_with_goals_and_plans():
     from benchmarks import bench_section
-    from benchmarks.knowledge.retrieval_scale import flat_figures
+    from benchmarks.knowledge.retrieval_speed import flat_figures
 
     row = {"p50_ms": 9.5, "p95_ms": 31.0, "recall@10": 0.99, "underfilled": 0.02, "queries": 50,
            "passing_rows": 20000, "routes": {"exact": 50}, "lexical_recall@10": 1.0,
