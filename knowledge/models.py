@@ -251,10 +251,15 @@ class Chunk(models.Model):
         ]
         indexes = [
             GinIndex(fields=["search"], name="knowledge_chunk_search_gin"),
-            HnswIndex(name="knowledge_chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+            # ef_construction 128, not pgvector's 64: at 1M chunks the 64 graph left chunks unreachable (0018).
+            HnswIndex(name="knowledge_chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=128,
                       opclasses=["vector_cosine_ops"]),
             models.Index(fields=["tenant", "visibility"], name="knowledge_chunk_tenant_vis_idx"),
             GinIndex(fields=["acl"], name="knowledge_chunk_acl_gin"),
+            # The lexical channel's candidates for a caller who may read a small share: a bitmap of their access
+            # classes ANDed with the full-text match (knowledge.retrieval.lexical; `acl &&` cannot do it under
+            # row-level security, the operator not being leakproof).
+            models.Index(fields=["access_class"], name="knowledge_chunk_class_idx"),
             models.Index(fields=["embedding_space"], name="knowledge_chunk_space_idx",
                          condition=Q(embedding__isnull=True)),
         ]

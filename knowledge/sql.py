@@ -96,7 +96,7 @@ def index_dimension_set(connection, dimension: int) -> None:
         cursor.execute("ALTER TABLE knowledge_chunk ALTER COLUMN embedding SET STORAGE PLAIN")
         cursor.execute(
             sql.SQL("CREATE INDEX {} ON knowledge_chunk USING hnsw (embedding vector_cosine_ops) "
-                    "WITH (m = 16, ef_construction = 64)").format(sql.Identifier(HNSW_INDEX))
+                    "WITH (m = 16, ef_construction = 128)").format(sql.Identifier(HNSW_INDEX))
         )
     if had_half:
         half_column_add(connection)

@@ -24,7 +24,7 @@ from knowledge.retrieval.search import hybrid_search
 from knowledge.services import DocumentInput, documents_import
 
 from .beir import beir_record, dataset_load, ndcg_at, recall_at
-from .retrieval_speed import speed_markdown, speed_merge, speed_plots, speed_run
+from .retrieval_speed import flat_figures, speed_markdown, speed_merge, speed_plots, speed_run
 from .shipped import eval_set_missing_note
 
 # fused_graph: the fused search with the registered graph channel on (findings' entity graph). A BEIR set has no
@@ -157,9 +157,12 @@ def run(out_dir: Path, quick: bool = False, *, speed_size: int = 100_000, speed_
             result[f"{name}_{mode}_ndcg@10"] = figures["ndcg@10"]
         if "fused_graph" in modes:  # goal: |delta| ≤ 0.005 (issue #14)
             result[f"{name}_graph_ndcg_delta"] = round(modes["fused_graph"]["ndcg@10"] - modes["fused"]["ndcg@10"], 4)
-    for label, figures in speed[str(speed_size)].items():
-        result[f"speed_{speed_size}_{label}_p95_ms"] = figures["p95_ms"]
-        result[f"speed_{speed_size}_{label}_recall@10"] = figures["recall@10"]
+    # The speed headline under the names `make bench-scale` gives 1M (retrieval_scale.json), with the goals.
+    flat, goals, ceilings, plan_notes = flat_figures(speed_size, speed[str(speed_size)])
+    result.update(flat)
+    result["goals"] = {**result.get("goals", {}), **goals}
+    result["ceilings"] = {**result.get("ceilings", {}), **ceilings}
+    result["notes"] += plan_notes
     (out_dir / "retrieval.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     (out_dir / "retrieval.md").write_text(retrieval_markdown(result, quick=quick))
     return result
@@ -181,6 +184,7 @@ def retrieval_markdown(result: dict, *, quick: bool = False) -> str:
         lines.append(f"\nQuick run: SciFact limited to its first {QUICK_QUERIES} training queries.")
     lines += ["", "### Speed (synthetic corpus, k=10; see benchmarks/knowledge/retrieval_speed.py)", "",
               speed_markdown(result["speed_all_sizes"]),
-              "Goal: 1M chunks, 2 % readable: p95 ≤ 25 ms and recall@10 ≥ 0.98.", ""]
+              "Goal (issue #37): at 100k and 1M chunks (`make bench-scale`), at every readable share: p95 ≤ 25 ms, "
+              "recall@10 ≥ 0.98, no under-filled query.", ""]
     lines += [f"![{name}]({name})" for name in result["plots"]]
     return "\n".join(lines) + "\n"

@@ -20,8 +20,11 @@ from groundwork.selectors import platform_tenant
 from knowledge.access import chunk_access_params, chunk_access_sql
 from knowledge.models import EmbeddingSpace
 from knowledge.retrieval import search as search_module
+from knowledge.retrieval.lexical import K1, B, lexical_search_planned, or_query, usable_lexemes
 from knowledge.retrieval.search import hybrid_search
-from knowledge.retrieval.vector import vector_literal, vector_search
+from knowledge.retrieval.sql import LEXICAL_BM25, compose
+from knowledge.retrieval.statistics import corpus_stats, idf_for
+from knowledge.retrieval.vector import readable_set_small, vector_literal, vector_search
 
 from .synthetic import (
     SELECTIVITIES,
@@ -77,6 +80,24 @@ def baseline_search(*, query: str, vector: list[float], space_id: int, access_pa
     return [r[0] for r in rows], (rows[0][2] if rows else 0)
 
 
+def lexical_exhaustive(*, query: str, access_params: dict, limit: int) -> list[int]:
+    """The truth for the lexical channel: BM25's top `limit` over every readable chunk holding any of the
+    query's lexemes — no candidate cap, no first pass — with the weights the production path uses."""
+    lexemes = usable_lexemes(query)
+    if not lexemes:
+        return []
+    stats = corpus_stats(access_params["tenant_ids"])
+    idf = idf_for(lexemes, stats)
+    keep = [i for i, v in enumerate(idf) if v >= settings.LEXICAL_MIN_IDF] or list(range(len(lexemes)))
+    lexemes, idf = [lexemes[i] for i in keep], [idf[i] for i in keep]
+    params = {**access_params, "limit": limit, "lexemes": lexemes, "idf": idf, "match_query": or_query(lexemes),
+              "k1": K1, "b": B, "avg_len": stats.average_tokens, "candidate_cap": 2**62,
+              "paired": False, "pairs_query": or_query(lexemes), "bound": 0.0}  # the ORed pass alone
+    with connection.cursor() as cursor:
+        cursor.execute(compose(LEXICAL_BM25, sql.SQL("")), params)
+        return [row[0] for row in cursor.fetchall()]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -103,7 +124,7 @@ def selectivity_measure(*, authority: Authority, queries: list[tuple[str, list[f
     def synthetic_query_vector(_query: str):
         return current["vector"], space_id, "ok"
 
-    ours, base, recalls, routes = [], [], [], {}
+    ours, base, recalls, routes, lexical_recalls, lexical_plans = [], [], [], {}, [], {}
     underfilled = base_underfilled = 0
     channel = {"access_params": access, "filters_clause": sql.SQL(""), "filter_params": {}, "space_id": space_id}
     with mock.patch.object(search_module, "query_vector", synthetic_query_vector):
@@ -130,6 +151,13 @@ def selectivity_measure(*, authority: Authority, queries: list[tuple[str, list[f
             truth = {cid for cid, _ in exact}
             got = {cid for cid, _ in nearest[:K]}
             recalls.append(len(truth & got) / len(truth) if truth else 1.0)
+            # The lexical channel as hybrid_search runs it, against BM25 over every readable match.
+            lexical, plan = lexical_search_planned(query=text, limit=depth, small_scope=readable_set_small(**channel),
+                                                   **{k: v for k, v in channel.items() if k != "space_id"})
+            lexical_plans[plan] = lexical_plans.get(plan, 0) + 1
+            lexical_truth = set(lexical_exhaustive(query=text, access_params=access, limit=K))
+            lexical_got = {cid for cid, _ in lexical[:K]}
+            lexical_recalls.append(len(lexical_truth & lexical_got) / len(lexical_truth) if lexical_truth else 1.0)
             if passing >= K and len(nearest) < K:
                 underfilled += 1
             if passing >= K and vector_rows < K:
@@ -142,7 +170,7 @@ def selectivity_measure(*, authority: Authority, queries: list[tuple[str, list[f
         "baseline_p95_ms": round(1000 * percentile(base, 0.95), 2),
         "baseline_underfilled": round(base_underfilled / n, 4),
         "passing_rows": passing, "pass_share": round(passing / total, 5) if total else 0.0, "queries": n,
-        "routes": routes,
+        "routes": routes, "lexical_recall@10": round(sum(lexical_recalls) / n, 4), "lexical_plans": lexical_plans,
     }
 
 
@@ -192,6 +220,36 @@ def speed_run(*, size: int = 100_000, queries: int = 200, keep: bool = False, se
 
 
 # --- output ----------------------------------------------------------------------------------------------
+
+# The goals of issue #37, at every size and readable share.
+P95_CEILING_MS = 25.0
+RECALL_GOAL = 0.98
+
+
+def flat_figures(size: int, figures: dict) -> tuple[dict, dict, dict, list[str]]:
+    """The headline numbers of one size's speed figures as flat keys, their goals (at least) and ceilings (at
+    most), and a note per share naming the plans its queries took."""
+    flat, goals, ceilings, notes = {}, {}, {}, []
+    for label in SELECTIVITIES:
+        row = figures.get(label)
+        if row is None:
+            continue
+        prefix = f"speed_{size}_{label}"
+        flat[f"{prefix}_p50_ms"] = row["p50_ms"]
+        flat[f"{prefix}_p95_ms"] = row["p95_ms"]
+        flat[f"{prefix}_recall@10"] = row["recall@10"]
+        flat[f"{prefix}_underfilled_queries"] = round(row["underfilled"] * row["queries"])
+        ceilings[f"{prefix}_p95_ms"] = P95_CEILING_MS
+        goals[f"{prefix}_recall@10"] = RECALL_GOAL
+        ceilings[f"{prefix}_underfilled_queries"] = 0
+        if "lexical_recall@10" in row:
+            flat[f"{prefix}_lexical_recall@10"] = row["lexical_recall@10"]
+        plans = ", ".join(f"{name} {count}" for name, count in sorted(row.get("routes", {}).items()))
+        lexical = ", ".join(f"{name} {count}" for name, count in sorted(row.get("lexical_plans", {}).items()))
+        notes.append(f"{size:,} chunks, {label} readable ({row['passing_rows']:,} rows): vector plans {plans}; "
+                     f"lexical plans {lexical or 'not recorded'}; {row['queries']} queries")
+    return flat, goals, ceilings, notes
+
 
 def speed_merge(out_dir: Path, result: dict) -> dict:
     """Merge this run's sizes into `<out_dir>/retrieval_speed.json` (a 1M run is kept for the by-size

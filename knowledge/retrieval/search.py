@@ -25,7 +25,7 @@ from .fusion import Fused, rrf_fuse
 from .lexical import lexical_search
 from .sql import HYDRATE, compose, filters_sql
 from .types import SEMANTIC_FAILURES, Hit, RetrievalUnavailable, SearchFilters, SearchResult
-from .vector import vector_search
+from .vector import readable_set_small, vector_search
 
 logger = logging.getLogger(__name__)
 
@@ -160,10 +160,18 @@ def _channels_run(authority: Authority, *, query: str, channels: tuple[str, ...]
         # The worker thread runs under this request's database scope (groundwork/rls.py).
         pending = _executor().submit(in_current_scope(_in_worker), vector_search, **channel)
     lexical = []
+    request = ChannelQuery(authority=authority, query=query, access_params=access,
+                           filters_clause=filters_clause, filter_params=filter_params, limit=depth)
     try:
         if "lexical" in channels:
+            small = readable_set_small(space_id=space_id, access_params=access, filters_clause=filters_clause,
+                                       filter_params=filter_params)
             lexical = lexical_search(query=query, access_params=access, filters_clause=filters_clause,
-                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy)
+                                     filter_params=filter_params, limit=depth, strategy=lexical_strategy,
+                                     small_scope=small)
+        # The registered channels (the graph) run here too, while the vector channel may still be scanning
+        # on its own connection: they need neither channel's rows, and in turn they added their time to it.
+        extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}
     finally:
         # Always collect the vector channel's outcome, so a lexical failure never leaves it running.
         nearest = pending.result()[0] if pending is not None else []
@@ -172,9 +180,6 @@ def _channels_run(authority: Authority, *, query: str, channels: tuple[str, ...]
     # Nearest neighbours always exist; below this similarity they are noise, not evidence, and an
     # unrelated question must be able to come back empty.
     nearest = [(cid, sim) for cid, sim in nearest if sim >= settings.RETRIEVAL_VECTOR_MIN_SIMILARITY]
-    request = ChannelQuery(authority=authority, query=query, access_params=access,
-                           filters_clause=filters_clause, filter_params=filter_params, limit=depth)
-    extra = {name: _extra_channel(name, request) for name in channels if name not in ("lexical", "vector")}
     fused = rrf_fuse(lexical, nearest, k=settings.RETRIEVAL_RRF_K, both_bonus=settings.RETRIEVAL_BOTH_BONUS,
                      extra={name: out.ranked for name, out in extra.items() if out.ranked},
                      weights={name: out.weight for name, out in extra.items()})

@@ -74,35 +74,86 @@ LEXICAL_OR = sql.SQL(
     """
 )
 
-# BM25 (k1, b) over the candidates the GIN index returns for the ORed lexemes. Term frequency is the
-# number of positions a lexeme has in the chunk's tsvector (heading path included). Document length is
-# the chunk's token count. The candidate set is capped so a query of only common words stays bounded.
+# BM25 (k1, b) in two passes, in one statement (knowledge.retrieval.lexical._bm25 says why): first the readable
+# chunks holding at least two of the rarest lexemes (`pairs_query`; skipped when `paired` is false); their top
+# `limit` is kept when it is full, the cap cut nothing and its last score is above `bound`. Otherwise the ORed
+# lexemes' candidates (`match_query`) are scored: that branch sits under a one-time filter on the first pass's
+# verdict, so Postgres never runs it when the first pass settles the search (EXPLAIN: "never executed"). The
+# third column names the pass. Term frequency is the number of positions a lexeme has in the chunk's tsvector
+# (heading path included); document length is the chunk's token count. Each pass's candidates are capped so a
+# query of only common words stays bounded. Scoring costs ~5-10 µs per candidate (EXPLAIN: the LATERAL unnest
+# and the aggregate, not the index), so the number of candidates is what a search pays for.
+# The chunk vector's positions are weighted A (heading) or B (text), never D: re-weighting the query's lexemes D
+# and keeping D keeps exactly them before unnesting (one copy of the vector; unnesting whole chunk vectors
+# dominated the cost).
 LEXICAL_BM25 = sql.SQL(
     """
     WITH terms AS (
         SELECT t.lexeme, t.idf FROM unnest(%(lexemes)s::text[], %(idf)s::float8[]) AS t(lexeme, idf)
-    ), candidates AS MATERIALIZED (
+    ), pair_candidates AS MATERIALIZED (
         SELECT c.id, c.search, c.token_count, c.tenant_id
           FROM knowledge_chunk c
-         WHERE c.search @@ %(or_query)s::tsquery AND {access}{filters}
+         WHERE %(paired)s AND c.search @@ %(pairs_query)s::tsquery AND {access}{filters}
          LIMIT %(candidate_cap)s
+    ), pair_ranked AS MATERIALIZED (
+        SELECT cand.id, cand.tenant_id,
+               sum(terms.idf * (u.tf * (%(k1)s + 1)) /
+                   (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
+          FROM pair_candidates cand
+          CROSS JOIN LATERAL (
+                SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
+                  FROM unnest(ts_filter(setweight(cand.search, 'D', %(lexemes)s::text[]), '{{d}}')) AS x
+               ) u
+          JOIN terms ON terms.lexeme = u.lexeme
+         GROUP BY cand.id, cand.tenant_id
+         ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
+         LIMIT %(limit)s
+    ), settled AS (
+        SELECT count(*) = %(limit)s AND min(score) > %(bound)s
+               AND (SELECT count(*) FROM pair_candidates) < %(candidate_cap)s AS ok
+          FROM pair_ranked
+    ), or_candidates AS MATERIALIZED (
+        SELECT c.id, c.search, c.token_count, c.tenant_id
+          FROM knowledge_chunk c
+         WHERE c.search @@ %(match_query)s::tsquery AND {access}{filters}
+         LIMIT %(candidate_cap)s
+    ), or_ranked AS (
+        SELECT cand.id, cand.tenant_id,
+               sum(terms.idf * (u.tf * (%(k1)s + 1)) /
+                   (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
+          FROM or_candidates cand
+          CROSS JOIN LATERAL (
+                SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
+                  FROM unnest(ts_filter(setweight(cand.search, 'D', %(lexemes)s::text[]), '{{d}}')) AS x
+               ) u
+          JOIN terms ON terms.lexeme = u.lexeme
+         GROUP BY cand.id, cand.tenant_id
+         ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
+         LIMIT %(limit)s
     )
-    SELECT cand.id,
-           sum(terms.idf * (u.tf * (%(k1)s + 1)) /
-               (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
-      FROM candidates cand
-      CROSS JOIN LATERAL (
-            -- Keep only the query's lexemes before unnesting (re-weight everything D, the query's
-            -- lexemes A, filter A): unnesting whole chunk vectors dominated the cost.
-            SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
-              FROM unnest(ts_filter(setweight(setweight(cand.search, 'D'), 'A', %(lexemes)s::text[]), '{{a}}')) AS x
-           ) u
-      JOIN terms ON terms.lexeme = u.lexeme
-     GROUP BY cand.id, cand.tenant_id
-     ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
-     LIMIT %(limit)s
+    SELECT id, score, pass FROM (
+        SELECT id, tenant_id, score, 'pairs' AS pass FROM pair_ranked WHERE (SELECT ok FROM settled)
+        UNION ALL
+        SELECT id, tenant_id, score, 'or' FROM or_ranked WHERE NOT (SELECT ok FROM settled)
+    ) ranked
+     ORDER BY score DESC, (tenant_id <> %(own_tenant_id)s), id
     """
 )
+
+# The caller's access classes (knowledge.sql: each distinct tenant, visibility and ACL), as a list the planner sees:
+# the BM25 candidates add `access_class_id = ANY(list)` to the full predicate (never instead of it). For a caller
+# who may read a small share the planner ANDs the class index with the full-text match and reads only readable
+# matches (EXPLAIN at 100k, 2 % readable: 47 of 1,849 matches, 1.6 ms instead of 23-46 ms); when most classes are
+# readable its statistics say the class index would not narrow anything and it leaves it out.
+# In the same round trip as the query's lexemes (QUERY_LEXEMES), in their order.
+LEXEMES_AND_CLASSES = sql.SQL(
+    """
+    SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %(query)s))
+                  GROUP BY lexeme ORDER BY min(positions[1])),
+           ARRAY(SELECT ac.id FROM knowledge_accessclass ac WHERE {class_access})
+    """
+)
+CLASS_FILTER = sql.SQL(" AND c.access_class_id = ANY(%(class_ids)s::bigint[])")
 
 QUERY_LEXEMES = sql.SQL(
     "SELECT lexeme FROM unnest(to_tsvector('english', %(query)s)) GROUP BY lexeme ORDER BY min(positions[1])"

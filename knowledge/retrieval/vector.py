@@ -64,6 +64,15 @@ def vector_search(*, vector: Sequence[float], space_id: int, access_params: dict
 
 
 
+def readable_set_small(*, space_id: int | None, access_params: dict, filters_clause, filter_params: dict) -> bool:
+    """Whether the caller was last found to read fewer than RETRIEVAL_EXACT_SCAN_BELOW embedded rows (the vector
+    channel's cached route is 'exact'); False when not known yet. The lexical channel skips its pairs pass then:
+    its ORed candidates are the caller's own matches only (sql.CLASS_FILTER), few enough to score them all."""
+    if space_id is None:
+        return False
+    return _route_cached(_route_key(space_id, access_params, filters_clause, filter_params, None)) == "exact"
+
+
 def _route_key(space_id: int, access_params: dict, filters_clause, filter_params: dict, access) -> tuple | None:
     if filter_params or access is not None or (filters_clause is not None and filters_clause != sql.SQL("")):
         return None  # user filters or a custom predicate: count every time

@@ -78,3 +78,24 @@ def test_beir_loader_and_metrics(tmp_path):
     assert ndcg_at(["d2", "d4"], ds.qrels["q2"], 10) == pytest.approx(1 / math.log2(3))
     assert recall_at(["d3", "d2"], ds.qrels["q1"], 100) == 0.5
     assert recall_at(["d3", "d2", "d1"], ds.qrels["q1"], 2) == 0.5
+
+
+def test_scale_figures_flatten_with_goals_and_plans():
+    from benchmarks import bench_section
+    from benchmarks.knowledge.retrieval_speed import flat_figures
+
+    row = {"p50_ms": 9.5, "p95_ms": 31.0, "recall@10": 0.99, "underfilled": 0.02, "queries": 50,
+           "passing_rows": 20000, "routes": {"exact": 50}, "lexical_recall@10": 1.0,
+           "lexical_plans": {"pairs": 30, "or": 20}}
+    flat, goals, ceilings, notes = flat_figures(1_000_000, {"2%": row})
+    assert flat == {"speed_1000000_2%_p50_ms": 9.5, "speed_1000000_2%_p95_ms": 31.0,
+                    "speed_1000000_2%_recall@10": 0.99, "speed_1000000_2%_underfilled_queries": 1,
+                    "speed_1000000_2%_lexical_recall@10": 1.0}
+    assert goals == {"speed_1000000_2%_recall@10": 0.98}
+    assert ceilings == {"speed_1000000_2%_p95_ms": 25.0, "speed_1000000_2%_underfilled_queries": 0}
+    assert notes == ["1,000,000 chunks, 2% readable (20,000 rows): vector plans exact 50; lexical plans or 20, "
+                     "pairs 30; 50 queries"]
+    section = bench_section("retrieval_scale", {**flat, "goals": goals, "ceilings": ceilings, "notes": notes})
+    assert "| speed_1000000_2%_p95_ms | 31.000 | ≤ 25 **missed** |" in section
+    assert "| speed_1000000_2%_recall@10 | 0.990 | ≥ 0.98 met |" in section
+    assert "| speed_1000000_2%_underfilled_queries | 1 | ≤ 0 **missed** |" in section
