@@ -63,9 +63,13 @@ SCOPE_APPLY = sql.SQL(
 )
 
 # A policy predicate: the row's tenant is in the list setting, or the transaction runs in a system scope. An
-# unset setting reads as NULL or '' (after a transaction that set it): both admit nothing.
-_IN_SETTING = "{column} = ANY (string_to_array(nullif(current_setting({setting}, true), ''), ',')::bigint[])"
-_SYSTEM = "coalesce(current_setting('groundwork.system_scope', true), '') <> ''"
+# unset setting reads as NULL or '' (after a transaction that set it): both admit nothing. Each setting is read in
+# a scalar sub-SELECT: uncorrelated, Postgres computes it once per statement (an InitPlan), where the bare call
+# was read and split again for every row the policy filters (about 10 of 25 ms of an exact vector scan of 20,000
+# readable chunks among 1M). The outer no-op cast makes `ANY` take an array, not a subquery's rows.
+_IN_SETTING = ("{column} = ANY ((SELECT string_to_array(nullif(current_setting({setting}, true), ''), ',')::bigint[])"
+               "::bigint[])")
+_SYSTEM = "(SELECT coalesce(current_setting('groundwork.system_scope', true), '') <> '')"
 _ADMITS = f"{_IN_SETTING} OR {_SYSTEM}"
 POLICY_PREFIX = "groundwork_tenant_"
 
