@@ -104,9 +104,13 @@ bench-scale: venv
 # (squad_train in the shared eval data) in its own venv with the `train` extra (torch, transformers: never in .venv), resumable from var/reader-train/checkpoint.pt; then exported
 # to int8 ONNX in chat/reader/data/ and its calibration and threshold fitted on SQuAD 2.0 dev's even articles.
 TRAIN_VENV := .venv-train
+# torch first, pinned: our machines hold this CPU build on disk and pip takes it from there; an unpinned `torch`
+# (what the extra asks for) would fetch a CUDA build of several GB. Override it on a GPU machine.
+TORCH ?= torch==2.13.0
 train-reader: venv
 	@test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/python -m pip install --quiet '$(TORCH)'
 	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[train]'
 	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.train --out var/reader-train
 	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.export --work var/reader-train
