@@ -130,7 +130,10 @@ def _lock_waits(stop: threading.Event, database: str, samples: Counter) -> None:
     run. A high share means writers serialise on slots; a low one, that they are bound by CPU or round trips."""
     from django.db import connection as conn
 
-    with conn.cursor() as cursor:
+    from groundwork.rls import owner_session
+
+    # As the login role: the application role sees no state of the writers' sessions in pg_stat_activity.
+    with owner_session(), conn.cursor() as cursor:
         while not stop.wait(0.02):
             cursor.execute("SELECT count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'), "
                            "count(*) FILTER (WHERE state = 'active') FROM pg_stat_activity "
