@@ -74,6 +74,25 @@ LEXICAL_OR = sql.SQL(
     """
 )
 
+
+def _bm25_ranked(candidates: str) -> str:
+    """BM25 of one pass's candidates, best first (the two passes below score alike; only their candidates
+    differ). Text, not a psycopg Composable: it is spliced into LEXICAL_BM25's template before that is parsed."""
+    return """        SELECT cand.id, cand.tenant_id,
+               sum(terms.idf * (u.tf * (%(k1)s + 1)) /
+                   (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
+          FROM @candidates@ cand
+          CROSS JOIN LATERAL (
+                SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
+                  FROM unnest(ts_filter(setweight(cand.search, 'D', %(lexemes)s::text[]), '{{d}}')) AS x
+               ) u
+          JOIN terms ON terms.lexeme = u.lexeme
+         GROUP BY cand.id, cand.tenant_id
+         ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
+         LIMIT %(limit)s
+""".replace("@candidates@", candidates)
+
+
 # BM25 (k1, b) in two passes, in one statement (knowledge.retrieval.lexical._bm25 says why): first the readable
 # chunks holding at least two of the rarest lexemes (`pairs_query`; skipped when `paired` is false); their top
 # `limit` is kept when it is full, the cap cut nothing and its last score is above `bound`. Otherwise the ORed
@@ -96,19 +115,7 @@ LEXICAL_BM25 = sql.SQL(
          WHERE %(paired)s AND c.search @@ %(pairs_query)s::tsquery AND {access}{filters}
          LIMIT %(candidate_cap)s
     ), pair_ranked AS MATERIALIZED (
-        SELECT cand.id, cand.tenant_id,
-               sum(terms.idf * (u.tf * (%(k1)s + 1)) /
-                   (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
-          FROM pair_candidates cand
-          CROSS JOIN LATERAL (
-                SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
-                  FROM unnest(ts_filter(setweight(cand.search, 'D', %(lexemes)s::text[]), '{{d}}')) AS x
-               ) u
-          JOIN terms ON terms.lexeme = u.lexeme
-         GROUP BY cand.id, cand.tenant_id
-         ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
-         LIMIT %(limit)s
-    ), settled AS (
+""" + _bm25_ranked("pair_candidates") + """    ), settled AS (
         SELECT count(*) = %(limit)s AND min(score) > %(bound)s
                AND (SELECT count(*) FROM pair_candidates) < %(candidate_cap)s AS ok
           FROM pair_ranked
@@ -118,19 +125,7 @@ LEXICAL_BM25 = sql.SQL(
          WHERE c.search @@ %(match_query)s::tsquery AND {access}{filters}
          LIMIT %(candidate_cap)s
     ), or_ranked AS (
-        SELECT cand.id, cand.tenant_id,
-               sum(terms.idf * (u.tf * (%(k1)s + 1)) /
-                   (u.tf + %(k1)s * (1 - %(b)s + %(b)s * cand.token_count / %(avg_len)s))) AS score
-          FROM or_candidates cand
-          CROSS JOIN LATERAL (
-                SELECT x.lexeme, array_length(x.positions, 1)::float8 AS tf
-                  FROM unnest(ts_filter(setweight(cand.search, 'D', %(lexemes)s::text[]), '{{d}}')) AS x
-               ) u
-          JOIN terms ON terms.lexeme = u.lexeme
-         GROUP BY cand.id, cand.tenant_id
-         ORDER BY score DESC, (cand.tenant_id <> %(own_tenant_id)s), cand.id
-         LIMIT %(limit)s
-    )
+""" + _bm25_ranked("or_candidates") + """    )
     SELECT id, score, pass FROM (
         SELECT id, tenant_id, score, 'pairs' AS pass FROM pair_ranked WHERE (SELECT ok FROM settled)
         UNION ALL
