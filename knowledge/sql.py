@@ -161,6 +161,44 @@ def chunks_copy(rows: Iterable[tuple]) -> None:
         cursor.execute(CHUNKS_FROM_STAGING)
 
 
+_DOCUMENT_COPY_COLUMN_NAMES = ("id", "tenant_id", "source_id", "external_id", "title", "record_url", "author_id",
+                               "format", "text", "content_hash", "metadata", "visibility", "acl", "created_at",
+                               "updated_at", "observed_at", "expires_at", "ingested_at", "acl_inherited")
+_DOCUMENT_COPY_COLUMNS = sql.SQL(", ").join(sql.Identifier(column) for column in _DOCUMENT_COPY_COLUMN_NAMES)
+DOCUMENT_IDS_RESERVE = sql.SQL(
+    "SELECT nextval(pg_get_serial_sequence('knowledge_document', 'id')) FROM generate_series(1, %(n)s)")
+# As for chunks: a session-private staging table, then one INSERT … SELECT that the policies check. One
+# bulk_create of a batch's documents spent most of its time building and converting a statement of ~10,000
+# placeholders on the client (Django's compiler, then psycopg's conversion): more than the insert itself.
+DOCUMENTS_STAGING = sql.SQL(
+    "CREATE TEMP TABLE IF NOT EXISTS knowledge_document_staging ON COMMIT DELETE ROWS AS "
+    "SELECT {} FROM knowledge_document WITH NO DATA").format(_DOCUMENT_COPY_COLUMNS)
+DOCUMENTS_COPY = sql.SQL("COPY knowledge_document_staging ({}) FROM STDIN").format(_DOCUMENT_COPY_COLUMNS)
+DOCUMENTS_FROM_STAGING = sql.SQL(
+    "WITH moved AS (DELETE FROM knowledge_document_staging RETURNING {0}) "
+    "INSERT INTO knowledge_document ({0}) SELECT {0} FROM moved").format(_DOCUMENT_COPY_COLUMNS)
+
+
+def documents_copy(rows: Sequence[dict]) -> list[int]:
+    """Insert documents (dicts keyed by the columns above, without `id`) with COPY; returns their new ids in
+    order. The access class is filled by the knowledge_document_class_fill trigger on the INSERT, as for any
+    insert; `metadata` is a JSON-able value. Call it inside the caller's transaction."""
+    from psycopg.types.json import Jsonb
+
+    if not rows:
+        return []
+    with transaction.atomic(), default_connection.cursor() as cursor:
+        cursor.execute(DOCUMENT_IDS_RESERVE, {"n": len(rows)})
+        ids = [row[0] for row in cursor.fetchall()]
+        cursor.execute(DOCUMENTS_STAGING)
+        with cursor.cursor.copy(DOCUMENTS_COPY) as copy:
+            for document_id, row in zip(ids, rows, strict=True):
+                copy.write_row([document_id] + [Jsonb(row[c]) if c == "metadata" else row[c]
+                                                for c in _DOCUMENT_COPY_COLUMN_NAMES[1:]])
+        cursor.execute(DOCUMENTS_FROM_STAGING)
+    return ids
+
+
 SOURCE_DEFAULTS_SHARE = sql.SQL(
     "SELECT default_visibility, members_may_upload FROM knowledge_source WHERE id = %(id)s FOR SHARE"
 )

@@ -30,7 +30,7 @@ from ..hooks import DocumentChange, documents_changed_notify
 from ..models import Chunk, Document, DocumentAcl, DocumentLink, Source, SourceAcl, Visibility
 from ..parsing import ParseError
 from ..record_links import LinkRef, links_extract, own_ticket_key
-from ..sql import chunks_copy, document_links_write, source_defaults_share
+from ..sql import chunks_copy, document_links_write, documents_copy, source_defaults_share
 from ..structure import structure_dump, text_structure
 from .grants import (
     _documents_access_apply,
@@ -261,7 +261,7 @@ def _content_rows(batch: _Batch, document_id: int, p: _Prepared) -> None:
 
 
 def _documents_create(batch: _Batch) -> None:
-    """The batch's new documents, in one INSERT."""
+    """The batch's new documents, by COPY (knowledge.sql.documents_copy)."""
     created = []
     for p in batch.to_create:
         item = p.item
@@ -274,7 +274,17 @@ def _documents_create(batch: _Batch) -> None:
             observed_at=item.observed_at or batch.now, **attrs), acl_ids))
     if not created:
         return
-    Document.objects.bulk_create([doc for _, doc, _ in created])
+    ingested = timezone.now()
+    ids = documents_copy([{
+        "tenant_id": doc.tenant_id, "source_id": doc.source_id, "external_id": doc.external_id, "title": doc.title,
+        "record_url": doc.record_url, "author_id": doc.author_id, "format": doc.format, "text": doc.text,
+        "content_hash": doc.content_hash, "metadata": doc.metadata, "visibility": doc.visibility, "acl": doc.acl,
+        "created_at": doc.created_at, "updated_at": doc.updated_at, "observed_at": doc.observed_at,
+        "expires_at": doc.expires_at, "ingested_at": ingested, "acl_inherited": doc.acl_inherited,
+    } for _, doc, _ in created])
+    for (_, doc, _), document_id in zip(created, ids, strict=True):
+        doc.pk, doc.ingested_at = document_id, ingested
+        doc._state.adding = False
     for p, doc, acl_ids in created:
         _content_rows(batch, doc.pk, p)
         batch.acl_new.append((doc.pk, acl_ids))
