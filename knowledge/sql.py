@@ -9,6 +9,8 @@ client-side binding its multi-row INSERT than Postgres spent storing the rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection as default_connection
 from django.db import transaction
@@ -128,21 +130,38 @@ def chunk_embeddings_write(*, space_id: int, ids: Sequence[int], vectors: Sequen
         return cursor.rowcount
 
 
-_CHUNK_COPY_COLUMNS = sql.SQL(", ").join(
-    sql.Identifier(column)
-    for column in ("document_id", "ordinal", "text", "start", "end", "heading_path", "token_count", "location",
-                   "structure")
-)
-# Postgres refuses COPY FROM into a table with row-level security (groundwork/rls.py), so COPY fills a
-# session-private staging table (no RLS, emptied at commit) and one INSERT … SELECT moves the rows, checked by
-# the policies like any insert. The COPY keeps what made it faster than bulk_create: no client-side binding.
-CHUNKS_STAGING = sql.SQL(
-    "CREATE TEMP TABLE IF NOT EXISTS knowledge_chunk_staging ON COMMIT DELETE ROWS AS "
-    "SELECT {} FROM knowledge_chunk WITH NO DATA").format(_CHUNK_COPY_COLUMNS)
-CHUNKS_COPY = sql.SQL("COPY knowledge_chunk_staging ({}) FROM STDIN").format(_CHUNK_COPY_COLUMNS)
-CHUNKS_FROM_STAGING = sql.SQL(
-    "WITH moved AS (DELETE FROM knowledge_chunk_staging RETURNING {0}) "
-    "INSERT INTO knowledge_chunk ({0}) SELECT {0} FROM moved").format(_CHUNK_COPY_COLUMNS)
+@dataclass(frozen=True)
+class _StagedCopy:
+    """COPY into a table with row-level security. Postgres refuses COPY FROM into such a table (groundwork/rls.py),
+    so COPY fills a session-private staging table (no RLS, emptied at commit) and one INSERT … SELECT moves the
+    rows, checked by the policies and firing the triggers like any insert. The COPY keeps what made it faster than
+    bulk_create: no statement of thousands of placeholders built and converted on the client."""
+
+    staging: sql.Composed
+    copy: sql.Composed
+    move: sql.Composed
+
+    @classmethod
+    def of(cls, table: str, columns: Sequence[str]) -> _StagedCopy:
+        names = sql.SQL(", ").join(sql.Identifier(column) for column in columns)
+        target, staged = sql.Identifier(table), sql.Identifier(f"{table}_staging")
+        return cls(
+            staging=sql.SQL("CREATE TEMP TABLE IF NOT EXISTS {} ON COMMIT DELETE ROWS AS "
+                            "SELECT {} FROM {} WITH NO DATA").format(staged, names, target),
+            copy=sql.SQL("COPY {} ({}) FROM STDIN").format(staged, names),
+            move=sql.SQL("WITH moved AS (DELETE FROM {0} RETURNING {1}) "
+                         "INSERT INTO {2} ({1}) SELECT {1} FROM moved").format(staged, names, target))
+
+    def run(self, cursor, rows: Iterable[Sequence]) -> None:
+        cursor.execute(self.staging)
+        with cursor.cursor.copy(self.copy) as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute(self.move)
+
+
+_CHUNKS = _StagedCopy.of("knowledge_chunk", ("document_id", "ordinal", "text", "start", "end", "heading_path",
+                                             "token_count", "location", "structure"))
 
 
 def chunks_copy(rows: Iterable[tuple]) -> None:
@@ -154,48 +173,32 @@ def chunks_copy(rows: Iterable[tuple]) -> None:
     Call it inside the caller's transaction (it opens one if there is none: the staging rows live until commit).
     """
     with transaction.atomic(), default_connection.cursor() as cursor:
-        cursor.execute(CHUNKS_STAGING)
-        with cursor.cursor.copy(CHUNKS_COPY) as copy:
-            for row in rows:
-                copy.write_row(row)
-        cursor.execute(CHUNKS_FROM_STAGING)
+        _CHUNKS.run(cursor, rows)
 
 
-_DOCUMENT_COPY_COLUMN_NAMES = ("id", "tenant_id", "source_id", "external_id", "title", "record_url", "author_id",
-                               "format", "text", "content_hash", "metadata", "visibility", "acl", "created_at",
-                               "updated_at", "observed_at", "expires_at", "ingested_at", "acl_inherited")
-_DOCUMENT_COPY_COLUMNS = sql.SQL(", ").join(sql.Identifier(column) for column in _DOCUMENT_COPY_COLUMN_NAMES)
+# The columns a new document is written with (attribute names of knowledge.models.Document); `access_class_id` is
+# filled by the knowledge_document_class_fill trigger, the link keys are generated.
+_DOCUMENT_COLUMNS = ("id", "tenant_id", "source_id", "external_id", "title", "record_url", "author_id", "format",
+                     "text", "content_hash", "metadata", "visibility", "acl", "created_at", "updated_at",
+                     "observed_at", "expires_at", "ingested_at", "acl_inherited")
+_DOCUMENTS = _StagedCopy.of("knowledge_document", _DOCUMENT_COLUMNS)
 DOCUMENT_IDS_RESERVE = sql.SQL(
     "SELECT nextval(pg_get_serial_sequence('knowledge_document', 'id')) FROM generate_series(1, %(n)s)")
-# As for chunks: a session-private staging table, then one INSERT … SELECT that the policies check. One
-# bulk_create of a batch's documents spent most of its time building and converting a statement of ~10,000
-# placeholders on the client (Django's compiler, then psycopg's conversion): more than the insert itself.
-DOCUMENTS_STAGING = sql.SQL(
-    "CREATE TEMP TABLE IF NOT EXISTS knowledge_document_staging ON COMMIT DELETE ROWS AS "
-    "SELECT {} FROM knowledge_document WITH NO DATA").format(_DOCUMENT_COPY_COLUMNS)
-DOCUMENTS_COPY = sql.SQL("COPY knowledge_document_staging ({}) FROM STDIN").format(_DOCUMENT_COPY_COLUMNS)
-DOCUMENTS_FROM_STAGING = sql.SQL(
-    "WITH moved AS (DELETE FROM knowledge_document_staging RETURNING {0}) "
-    "INSERT INTO knowledge_document ({0}) SELECT {0} FROM moved").format(_DOCUMENT_COPY_COLUMNS)
 
 
-def documents_copy(rows: Sequence[dict]) -> list[int]:
-    """Insert documents (dicts keyed by the columns above, without `id`) with COPY; returns their new ids in
-    order. The access class is filled by the knowledge_document_class_fill trigger on the INSERT, as for any
-    insert; `metadata` is a JSON-able value. Call it inside the caller's transaction."""
+def documents_copy(documents: Sequence[Any]) -> list[int]:
+    """Insert new documents (unsaved Document instances) with COPY; returns their ids, reserved from the sequence,
+    in order. Call it inside the caller's transaction."""
     from psycopg.types.json import Jsonb
 
-    if not rows:
+    if not documents:
         return []
     with transaction.atomic(), default_connection.cursor() as cursor:
-        cursor.execute(DOCUMENT_IDS_RESERVE, {"n": len(rows)})
+        cursor.execute(DOCUMENT_IDS_RESERVE, {"n": len(documents)})
         ids = [row[0] for row in cursor.fetchall()]
-        cursor.execute(DOCUMENTS_STAGING)
-        with cursor.cursor.copy(DOCUMENTS_COPY) as copy:
-            for document_id, row in zip(ids, rows, strict=True):
-                copy.write_row([document_id] + [Jsonb(row[c]) if c == "metadata" else row[c]
-                                                for c in _DOCUMENT_COPY_COLUMN_NAMES[1:]])
-        cursor.execute(DOCUMENTS_FROM_STAGING)
+        _DOCUMENTS.run(cursor, ([document_id] + [Jsonb(doc.metadata) if c == "metadata" else getattr(doc, c)
+                                                 for c in _DOCUMENT_COLUMNS[1:]]
+                                for document_id, doc in zip(ids, documents, strict=True)))
     return ids
 
 

@@ -275,15 +275,10 @@ def _documents_create(batch: _Batch) -> None:
     if not created:
         return
     ingested = timezone.now()
-    ids = documents_copy([{
-        "tenant_id": doc.tenant_id, "source_id": doc.source_id, "external_id": doc.external_id, "title": doc.title,
-        "record_url": doc.record_url, "author_id": doc.author_id, "format": doc.format, "text": doc.text,
-        "content_hash": doc.content_hash, "metadata": doc.metadata, "visibility": doc.visibility, "acl": doc.acl,
-        "created_at": doc.created_at, "updated_at": doc.updated_at, "observed_at": doc.observed_at,
-        "expires_at": doc.expires_at, "ingested_at": ingested, "acl_inherited": doc.acl_inherited,
-    } for _, doc, _ in created])
-    for (_, doc, _), document_id in zip(created, ids, strict=True):
-        doc.pk, doc.ingested_at = document_id, ingested
+    for _, doc, _ in created:
+        doc.ingested_at = ingested  # auto_now: what save() would have set
+    for (_, doc, _), document_id in zip(created, documents_copy([doc for _, doc, _ in created]), strict=True):
+        doc.pk = document_id
         doc._state.adding = False
     for p, doc, acl_ids in created:
         _content_rows(batch, doc.pk, p)
