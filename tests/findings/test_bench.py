@@ -37,3 +37,41 @@ def test_bench_reports_throughput_and_anomalies_and_cleans_up(world, relations, 
     assert json.loads((tmp_path / "out" / "findings.json").read_text())["facts_serial"] == result["facts_serial"]
     assert not Tenant.objects.filter(slug__startswith="bench-findings").exists()
     assert not Claim.objects.exists() and not Entity.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lock_wait_sampler_sees_a_writer_waiting_for_a_slot():
+    """`advisory_wait_share` once read 0 of 0 samples: as the application role, pg_stat_activity hid the writers'
+    state. A writer blocked on a slot another transaction holds must be seen, waiting."""
+    import threading
+    import time
+    from collections import Counter
+
+    from django.db import connection, connections, transaction
+
+    from findings import sql
+
+    database = connection.settings_dict["NAME"]
+    samples: Counter = Counter()
+    stop = threading.Event()
+
+    def waiter() -> None:
+        try:
+            with transaction.atomic():
+                sql.slots_lock([4242])
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        sql.slots_lock([4242])
+        blocked = threading.Thread(target=waiter)
+        blocked.start()
+        time.sleep(0.3)  # the waiter is now queued on the lock
+        sampler = threading.Thread(target=bench._lock_waits, args=(stop, database, samples))
+        sampler.start()
+        time.sleep(0.3)
+        stop.set()
+        sampler.join()
+    blocked.join(timeout=10)
+    assert not blocked.is_alive()
+    assert samples["active"] >= 1 and samples["waiting"] >= 1, samples
