@@ -48,3 +48,29 @@ def browser_login(driver, live_server, user) -> None:
     driver.get(live_server.url + "/healthz")  # a page of the origin first, so the cookie can be set for it
     driver.add_cookie({"name": settings.SESSION_COOKIE_NAME,
                        "value": client.cookies[settings.SESSION_COOKIE_NAME].value, "path": "/"})
+
+
+def WebDriverWait(driver, timeout: float, **options):  # noqa: N802 — a drop-in for selenium's, one change
+    """Selenium's wait, also retrying while the page is replaced between finding an element and reading it: a
+    stale element (or Chrome's other name for one, "Node with given id does not belong to the document") means
+    the condition is not met yet, not that the test failed. Every browser test waits through this."""
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+        WebDriverException,
+    )
+    from selenium.webdriver.support.ui import WebDriverWait as SeleniumWait
+
+    class PageSwapWait(SeleniumWait):
+        def until(self, method, message: str = ""):
+            def check(current):
+                try:
+                    return method(current)
+                except WebDriverException as exc:
+                    if "does not belong to the document" in str(exc):
+                        return False
+                    raise
+            return super().until(check, message)
+
+    options.setdefault("ignored_exceptions", (NoSuchElementException, StaleElementReferenceException))
+    return PageSwapWait(driver, timeout, **options)

@@ -110,7 +110,8 @@ def _pages(seeded) -> dict[str, list[str]]:
 def _chat_with_answer(browser, live_server):
     """The chat page after an answer streamed in, with the citations panel open."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     browser.get(live_server.url + "/t/acme/chat/")
     box = browser.find_element(By.ID, "question")

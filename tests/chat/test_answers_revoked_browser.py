@@ -13,8 +13,8 @@ pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(trans
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from tests.browser import WebDriverWait  # noqa: E402
 from tests.chat.test_chat_browser import _ask, assert_no_console_errors  # noqa: E402
 
 

@@ -12,7 +12,8 @@ pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tests.browser import WebDriverWait  # noqa: E402
 
 
 def test_the_viewer_highlights_the_cited_sentence_on_its_page(world, corpus, live_server, browser, settings):

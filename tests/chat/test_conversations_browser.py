@@ -11,7 +11,8 @@ pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(trans
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tests.browser import WebDriverWait  # noqa: E402
 
 
 def test_member_asks_a_suggestion_rates_renames_searches_and_deletes(world, corpus, live_server, browser,

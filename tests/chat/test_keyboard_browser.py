@@ -20,7 +20,8 @@ pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tests.browser import WebDriverWait  # noqa: E402
 
 MAX_TABS = 80  # past this the box is not reachable at all: the figure says so instead of looping
 

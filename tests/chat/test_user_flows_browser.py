@@ -25,42 +25,15 @@ from django.contrib import admin
 from django.test import Client
 from django.utils import timezone
 
-from tests.browser import browser_login, requires_browser
+from tests.browser import WebDriverWait, browser_login, requires_browser
 from tests.chat.conftest import CANARIES
 from tests.groundwork.test_admin_scoping import REGISTERED, seed  # noqa: F401 (seed is a fixture)
 
 pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(transaction=True)]
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 
-from selenium.common.exceptions import (  # noqa: E402
-    NoSuchElementException,
-    StaleElementReferenceException,
-    WebDriverException,
-)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait as _SeleniumWait  # noqa: E402
-
-
-class _PageSwapWait(_SeleniumWait):
-    def until(self, method, message: str = ""):
-        def check(driver):
-            try:
-                return method(driver)
-            except WebDriverException as exc:
-                # Chrome's other name for a stale element, when the page is swapped mid-read (seen once, after
-                # signing out): "Node with given id does not belong to the document".
-                if "does not belong to the document" in str(exc):
-                    return False
-                raise
-        return super().until(check, message)
-
-
-def WebDriverWait(driver, timeout: float):  # noqa: N802 — a drop-in for selenium's, one change
-    """Selenium's wait, also retrying when the page is replaced between finding an element and reading it (a
-    StaleElementReferenceException mid-navigation): the condition is simply not met yet."""
-    return _PageSwapWait(driver, timeout,
-                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
 
 PASSWORD = "Flow-pass-7741"  # noqa: S105 (a test user's password)
 HIDDEN_QUESTION = "How many people does the workforce plan cut from the robotics team?"

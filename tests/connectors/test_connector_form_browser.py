@@ -14,9 +14,10 @@ pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(trans
 
 def test_admin_sets_up_a_folder_connector_and_follows_its_run(live_server, browser, world, import_root, settings):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from tests.a11y import axe_violations
+    from tests.browser import WebDriverWait
 
     settings.EMBEDDER = "none"
     settings.FINDINGS_EXTRACTOR = "none"

@@ -16,9 +16,10 @@ pytestmark = [pytest.mark.browser, requires_browser, pytest.mark.django_db(trans
 def test_admin_uploads_an_export_and_opens_what_changed(live_server, browser, world, import_root, tmp_path,
                                                         settings):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from tests.a11y import axe_violations
+    from tests.browser import WebDriverWait
 
     settings.EMBEDDER = "none"
     settings.FINDINGS_EXTRACTOR = "none"

@@ -20,11 +20,12 @@ def test_admin_grants_then_syncs_and_the_grant_holds(live_server, browser, world
     import json
 
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from connectors.services import connector_configure
     from connectors.sources.folder import SIDECAR
     from knowledge.models import Source
+    from tests.browser import WebDriverWait
 
     settings.EMBEDDER = "none"
     settings.FINDINGS_EXTRACTOR = "none"

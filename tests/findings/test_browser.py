@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.browser, requires_browser]
 @pytest.mark.django_db(transaction=True)
 def test_analyst_browses_findings_detail_history_and_entity(live_server, browser, world, docs, settings):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     def navigated(fragment: str) -> None:  # a click returns before the next page has loaded
         WebDriverWait(browser, 10).until(

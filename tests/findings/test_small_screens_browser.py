@@ -42,7 +42,9 @@ OVERFLOW = "return document.documentElement.scrollWidth - document.documentEleme
 def test_findings_read_and_filter_by_name_and_the_graph_fits_at(live_server, browser, world, relations, settings,
                                                                  no_embedder, width):  # noqa: F811
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
+
+    from tests.browser import WebDriverWait
 
     settings.FINDINGS_EXTRACTOR = "patterns"
     corpus_file_load(tenant=world.acme, path=DATA / "kestrel.json")

@@ -13,7 +13,8 @@ pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tests.browser import WebDriverWait  # noqa: E402
 
 
 def test_operator_lands_on_a_page_that_links_to_the_platform_admin(world, live_server, browser):

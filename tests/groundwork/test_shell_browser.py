@@ -14,7 +14,8 @@ PASSWORD = "phone sized passphrase 31"
 @pytest.mark.django_db(transaction=True)
 def test_member_signs_in_at_400px_and_uses_the_nav_menu(live_server, browser, world, settings):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     world.member.set_password(PASSWORD)

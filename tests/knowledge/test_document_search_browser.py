@@ -55,7 +55,8 @@ def _submit(browser) -> None:
     """Submit the filters and wait for the new page (rows of the old one would go stale under the test)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     old = browser.find_element(By.TAG_NAME, "html")
     browser.find_element(By.CSS_SELECTOR, "#document-filters button[type=submit]").click()

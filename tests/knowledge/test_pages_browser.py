@@ -19,7 +19,8 @@ return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight && r.left >=
 
 def _marks(browser):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#document-text mark"))
     return browser.find_elements(By.CSS_SELECTOR, "#document-text mark")
@@ -50,7 +51,7 @@ def test_deep_link_marks_scrolls_to_and_focuses_the_fragment(live_server, browse
     other = "Paragraph 3: routine notes"
     start = doc.text.index(other)
     browser.execute_script("location.hash = arguments[0]", f"#chars={start}-{start + len(other)}")
-    from selenium.webdriver.support.ui import WebDriverWait
+    from tests.browser import WebDriverWait
 
     WebDriverWait(browser, 10).until(
         lambda d: [m.text for m in d.find_elements("css selector", "#document-text mark")] == [other])

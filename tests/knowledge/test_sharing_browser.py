@@ -53,7 +53,8 @@ def _click_and_wait(browser, button) -> None:
     """Click, and wait for the page it loads (elements of the old one would go stale under the test)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     old = browser.find_element(By.TAG_NAME, "html")
     button.click()

@@ -13,7 +13,8 @@ pytestmark = [pytest.mark.browser, requires_browser]
 @pytest.mark.django_db(transaction=True)
 def test_admin_uploads_with_javascript_and_sees_each_outcome(live_server, browser, world, settings, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser import WebDriverWait
 
     settings.EMBEDDER = "none"
     settings.FINDINGS_EXTRACTOR = "none"
