@@ -69,13 +69,18 @@ def links_extract(body: str, *, own_ticket: str | None = None) -> list[LinkRef]:
         if ref is not None and ref.key and (ref.kind, ref.key) not in found:
             found[(ref.kind, ref.key)] = LinkRef(ref.kind, ref.key, ref.anchor.strip()[:300])
 
-    for match in _MD_LINK.finditer(body):
-        add(_target(match.group(2), match.group(1)))
-    for match in _HTML_LINK.finditer(body):
-        add(_target(match.group(1), _TAGS.sub("", match.group(2))))
-    for match in _WIKI_LINK.finditer(body):
-        add(LinkRef("wiki", title_key(match.group(1)), match.group(2) or match.group(1)))
-    for match in TICKET_KEY.finditer(body):
+    # Each pattern is tried only where the characters it cannot match without are in the body: most bodies hold
+    # no link, and four scans of every body were a twentieth of an import.
+    if "](" in body:
+        for match in _MD_LINK.finditer(body):
+            add(_target(match.group(2), match.group(1)))
+    if "<" in body:
+        for match in _HTML_LINK.finditer(body):
+            add(_target(match.group(1), _TAGS.sub("", match.group(2))))
+    if "[[" in body:
+        for match in _WIKI_LINK.finditer(body):
+            add(LinkRef("wiki", title_key(match.group(1)), match.group(2) or match.group(1)))
+    for match in TICKET_KEY.finditer(body) if "-" in body else ():
         if match.group(1) != own_ticket:
             add(LinkRef("ticket", match.group(1), match.group(1)))
     return list(found.values())[:MAX_LINKS_PER_DOCUMENT]

@@ -89,7 +89,8 @@ def sentence_spans(text: str, *, line_breaks: bool = False, keep_list_markers: b
     spans: list[tuple[int, int]] = []
     block_start = 0
     breaks = _LINE_BREAK if line_breaks else _HARD_BREAK
-    blocks = [m.start() for m in breaks.finditer(text)] + [len(text)]
+    # Every break is at a line break: a text without one (most sentences and chunks) is one block, unscanned.
+    blocks = ([m.start() for m in breaks.finditer(text)] if "\n" in text else []) + [len(text)]
     for block_end in blocks:
         start = block_start
         for match in _END.finditer(text, block_start, block_end):

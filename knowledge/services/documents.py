@@ -9,7 +9,9 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -55,6 +57,7 @@ class _Prepared:
     author: tuple[str, str] | None
     locations: list[str]
     links: list[LinkRef]
+    structures: list[str]  # each chunk's sentence, heading and list units, as the JSON stored in Chunk.structure
 
 
 
@@ -85,8 +88,10 @@ def _prepare(item: DocumentInput) -> _Prepared:
         # Kept with the record so a citation of a sentence can name its own page ("page 4"), not its chunk's
         # "pages 3–4" (chunk_location over the sentence's span).
         metadata["segments"] = [[start, end, label] for start, end, label in item.segments]
+    structures = [json.dumps(structure_dump(text_structure(parsed.text[span.start:span.end]))) for span in spans]
     return _Prepared(item=item, text=parsed.text, chunks=spans, content_hash=content_hash(title, parsed.text),
-                     metadata=metadata, acl=acl, author=author, locations=locations, links=links)
+                     metadata=metadata, acl=acl, author=author, locations=locations, links=links,
+                     structures=structures)
 
 
 _NUMBERED = re.compile(r"^(\w+) (\d+)$")
@@ -135,7 +140,12 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
             raise PermissionDenied("a member's upload takes the source's default access; it cannot set its own")
     else:
         _require_writer(authority, source.tenant_id)
-    prepared = _batch_prepare(items)
+    return _ingest_prepared(authority, source, _batch_prepare(items), member=member)
+
+
+def _ingest_prepared(authority: Authority, source: Source, prepared: list[_Prepared], *,
+                     member: bool) -> list[IngestResult]:
+    """The writes of `documents_ingest`, for a batch prepared already; its caller checked who may write."""
     with transaction.atomic():
         batch = _batch_open(authority, source, prepared, member=member)
         for p in batch.prepared:
@@ -150,8 +160,15 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
     return sorted(batch.results, key=lambda r: order[r.external_id])
 
 
-def _batch_prepare(items: Sequence[DocumentInput]) -> list[_Prepared]:
-    prepared = [_prepare(item) for item in items]
+def _batch_prepare(items: Sequence[DocumentInput], *, beside_writer: bool = False) -> list[_Prepared]:
+    """`beside_writer`: prepared in a thread beside one writing to the database (documents_import). That thread
+    lets the GIL go after each document: a writer woken by its database reply otherwise waits out the whole switch
+    interval (5 ms) for it, once per statement, which cost more than the overlap won."""
+    prepared = []
+    for item in items:
+        prepared.append(_prepare(item))
+        if beside_writer:
+            time.sleep(0)
     seen: set[str] = set()
     for p in prepared:
         if p.item.external_id in seen:
@@ -255,7 +272,8 @@ def _document_replace(batch: _Batch, p: _Prepared, current: Document) -> None:
 
 def _content_rows(batch: _Batch, document_id: int, p: _Prepared) -> None:
     """The chunk and link rows of a document's new text, written with the batch's others."""
-    batch.chunk_rows += [_chunk_row(document_id, i, span, p.text, p.locations[i]) for i, span in enumerate(p.chunks)]
+    batch.chunk_rows += [(document_id, i, p.text[span.start:span.end], span.start, span.end, span.heading_path,
+                          span.token_count, p.locations[i], p.structures[i]) for i, span in enumerate(p.chunks)]
     batch.link_rows += [(document_id, ref.kind, ref.key, ref.anchor) for ref in p.links]
     batch.new_chunk_docs.append(document_id)
 
@@ -361,13 +379,6 @@ def documents_resume(*, document_ids: Sequence[int]) -> None:
             enqueue_on_commit("knowledge.tasks.chunks_embed_task", unembedded)
 
 
-def _chunk_row(document_id: int, ordinal: int, span, text: str, location: str = "") -> tuple:
-    """One row for `chunks_copy`, in its column order; the access columns come from the trigger."""
-    chunk = text[span.start:span.end]
-    return (document_id, ordinal, chunk, span.start, span.end, span.heading_path, span.token_count, location,
-            json.dumps(structure_dump(text_structure(chunk))))
-
-
 def document_ingest(*, authority: Authority, source: Source, item: DocumentInput) -> IngestResult:
     return documents_ingest(authority=authority, source=source, items=[item])[0]
 
@@ -375,30 +386,47 @@ def document_ingest(*, authority: Authority, source: Source, item: DocumentInput
 def documents_import(*, authority: Authority, source: Source, items: Iterable[DocumentInput], batch_size: int = 200,
                      progress=None) -> dict[str, int]:
     """Bulk import: one short transaction per batch, never one for the whole import. A bad record fails
-    its batch only with a clear error; earlier batches stay committed."""
-    counts = {"created": 0, "updated": 0, "metadata_updated": 0, "unchanged": 0, "chunks": 0}
-    batch: list[DocumentInput] = []
+    its batch only with a clear error; earlier batches stay committed.
 
-    def flush():
-        for result in documents_ingest(authority=authority, source=source, items=batch):
+    While one batch is written, the next is prepared (parsed, chunked, its structure and links read) in a
+    second thread: preparing is pure Python and writing is mostly waiting on the database, so on two cores the
+    two overlap instead of taking turns. Only the writing thread touches the database."""
+    _require_writer(authority, source.tenant_id)
+    counts = {"created": 0, "updated": 0, "metadata_updated": 0, "unchanged": 0, "chunks": 0}
+
+    def write(batch: list[DocumentInput], prepared: Future) -> None:
+        for result in _ingest_prepared(authority, source, prepared.result(), member=False):
             counts[result.status] += 1
             if result.status in ("created", "updated"):
                 counts["chunks"] += result.chunk_count
         if progress is not None:
             progress(len(batch))
-        batch.clear()
 
-    for item in items:
-        batch.append(item)
-        if len(batch) >= batch_size:
-            flush()
-    if batch:
-        flush()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as preparer:
+        pending: tuple[list[DocumentInput], Future] | None = None
+        for batch in _batches(items, batch_size):
+            following = (batch, preparer.submit(_batch_prepare, batch, beside_writer=True))
+            if pending is not None:
+                write(*pending)
+            pending = following
+        if pending is not None:
+            write(*pending)
     if counts["created"] or counts["updated"]:
         # A bulk import moves the tenant's word statistics at once: count them now rather than at the first
         # question that notices (knowledge.retrieval.statistics), which would be answered on the old ones.
         enqueue_on_commit("knowledge.tasks.corpus_statistics_task", authority.tenant_id)
     return counts
+
+
+def _batches(items: Iterable[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:
+    batch: list[DocumentInput] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def document_acl_set(*, authority: Authority, document: Document, visibility: str, acl: Sequence[str]) -> Document:

@@ -1,3 +1,4 @@
+import json
 import logging
 
 import pytest
@@ -128,3 +129,35 @@ def test_bulk_import_commits_per_batch(world, corpus):
     assert Document.objects.filter(source=corpus.acme_wiki, external_id__startswith="bulk-").count() == 20
     counts = documents_import(authority=admin, source=corpus.acme_wiki, items=items[:20], batch_size=10)
     assert counts["unchanged"] == 20 and counts["created"] == 0
+
+
+def test_bulk_import_prepares_batches_without_the_database(world, corpus, django_assert_num_queries):
+    """documents_import prepares the next batch in a second thread while it writes the current one; that thread has
+    no database scope of its own, so preparing must not read or write the database at all."""
+    from knowledge.services.documents import _batch_prepare
+    from knowledge.structure import structure_dump, text_structure
+
+    items = [
+        _item(external_id="md", format="markdown", title="Spec",
+              body="# Spec\n\n## Rate limits\n\n- 20 requests per second.\n- See [the guide](https://x.test/g) "
+                   "and [[Runbook]] and OPS-12.\n\nDr. Smith wrote it. It holds.",
+              acl=("group:hr", "email:a@acme.test"), author="email:b@acme.test", visibility="restricted"),
+        _item(external_id="html", format="html", body="<p>One <a href='/t/acme/documents/7/'>link</a>.</p>"),
+        _item(external_id="plain", body="No line break here. " * 60),
+    ]
+    with django_assert_num_queries(0):
+        prepared = _batch_prepare(items, beside_writer=True)
+    assert [p.item.external_id for p in prepared] == ["md", "html", "plain"]
+    assert {(ref.kind, ref.key) for ref in prepared[0].links} == {
+        ("url", "https://x.test/g"), ("wiki", "runbook"), ("ticket", "OPS-12")}
+    assert [ref.key for ref in prepared[1].links] == ["7"]
+    for p in prepared:
+        assert len(p.structures) == len(p.chunks) >= 1
+        for span, stored in zip(p.chunks, p.structures, strict=True):
+            assert json.loads(stored) == structure_dump(text_structure(p.text[span.start:span.end]))
+
+    admin = world.service(world.acme, role="admin")
+    counts = documents_import(authority=admin, source=corpus.acme_wiki, items=items, batch_size=1)
+    assert counts["created"] == 3
+    for chunk in Chunk.objects.filter(document__source=corpus.acme_wiki, document__external_id__in=["md", "plain"]):
+        assert chunk.structure == structure_dump(text_structure(chunk.text))
