@@ -27,7 +27,7 @@ from chat.citations import all_citations, citations_for, relabel_by_first_use
 from chat.current_facts import StateFacts, current_facts
 from chat.decision import Decision, PartDecision, decide_question
 from chat.evidence import Evidence
-from chat.followup import FollowUp, follow_up_sources
+from chat.followup import FollowUp, follow_up_sources, question_standalone
 from chat.hints import hidden_probe, hint_payload
 from chat.markdown_guard import MarkdownHoldBack, markdown_guard
 from chat.models import AnswerCache, Conversation, Mode, Outcome
@@ -85,12 +85,17 @@ class FixedReply:
 class Asked:
     """What the caller asked and may search: the output of the authorise step."""
 
-    question: str
+    question: str  # what is searched, judged, cached and composed for: the caller's words, standing alone
     conversation: Conversation
     reply: FixedReply | None = None
     has_corpus: bool = False
     follow_up: FollowUp | None = None
     facts: StateFacts | None = None
+    said: str = ""  # the caller's own words, as recorded, when they refer back to an earlier question
+
+    @property
+    def words(self) -> str:
+        return self.said or self.question
 
 
 @dataclass(frozen=True)
@@ -151,11 +156,18 @@ def _authorise(authority: Authority, question: str, conversation: Conversation) 
         follow_up = follow_up_sources(authority, conversation)
         if follow_up.refusal:
             return Asked(question, conversation, reply=FixedReply(follow_up.refusal, Outcome.NOT_FOUND, Mode.GROUNDING))
+    said = ""
+    if follow_up is None:
+        # "Who owns it?" is searched and judged as the question it continues: "who owns the battery safety
+        # programme?" (chat.followup); the caller's words are what the conversation records.
+        standalone = question_standalone(conversation, question)
+        if standalone != question:
+            question, said = standalone, question
     # A state question leads with the finding valid at the asked time (chat.current_facts). Such answers are
     # not cached: "now" moves, and a later claim can supersede the lead without touching its cited records.
     # A follow-up of a state answer keeps its lead: the findings of the question it follows up.
     facts = (current_facts(authority, follow_up.question if follow_up else question) if has_corpus else None)
-    return Asked(question, conversation, has_corpus=has_corpus, follow_up=follow_up, facts=facts)
+    return Asked(question, conversation, has_corpus=has_corpus, follow_up=follow_up, facts=facts, said=said)
 
 
 class _Decisions:
@@ -205,10 +217,11 @@ def _history(authority: Authority, asked: Asked, provider: AnswerProvider) -> Hi
 
 
 def _request(asked: Asked, retrieved: Retrieved, history: History, provider: AnswerProvider) -> AnswerRequest:
-    question, has_corpus = asked.question, asked.has_corpus
+    # A provider reading the history resolves "it" from it, in the caller's words.
+    reads_history = getattr(provider, "reads_history", True)
+    question, has_corpus = (asked.words if reads_history else asked.question), asked.has_corpus
     if asked.follow_up is not None:
         # A provider without the history cannot resolve "that", so it is given the question "that" answered.
-        reads_history = getattr(provider, "reads_history", True)
         question, has_corpus = (asked.question if reads_history else asked.follow_up.question), True
     return AnswerRequest(question=question, has_corpus=has_corpus, search=retrieved.search,
                          history=history.messages, facts=asked.facts)
@@ -349,7 +362,7 @@ def _record(authority: Authority, asked: Asked, retrieved: Retrieved, composed: 
     lexical_only = any(d.lexical_only for d in done.decisions)
     follow_up = asked.follow_up
     message = answer_record(
-        authority, conversation=asked.conversation, question=asked.question, answer=end.answer, outcome=end.outcome,
+        authority, conversation=asked.conversation, question=asked.words, answer=end.answer, outcome=end.outcome,
         mode=done.mode, corpus="tenant" if asked.has_corpus else "empty", citations=end.citations, hint=end.hint,
         verify=bool(end.citations), lexical_only=lexical_only,
         context_document_ids=[*history.document_ids, *(follow_up.document_ids if follow_up else ())],
@@ -399,7 +412,7 @@ def _fixed_reply(authority: Authority, asked: Asked) -> Iterator[AnswerEvent]:
     for delta in stream_text(reply.text):
         yield AnswerEvent("token", {"text": delta.text})
     corpus = "tenant" if tenant_has_corpus(authority) else "empty"
-    message = answer_record(authority, conversation=asked.conversation, question=asked.question, answer=reply.text,
+    message = answer_record(authority, conversation=asked.conversation, question=asked.words, answer=reply.text,
                             outcome=reply.outcome, mode=reply.mode, corpus=corpus, citations=[], hint=None,
                             verify=False)
     yield AnswerEvent("final", _final(message, answer=reply.text, label_map={}, removed=[], cached=False, error=None,
