@@ -97,6 +97,11 @@ class Asked:
     def words(self) -> str:
         return self.said or self.question
 
+    @property
+    def read_as(self) -> str | None:
+        """The question searched, when it is not what the caller said."""
+        return self.question if self.said else None
+
 
 @dataclass(frozen=True)
 class Retrieved:
@@ -129,7 +134,8 @@ def answer_events(authority: Authority, *, question: str, conversation: Conversa
     retrieved = _retrieve(authority, asked, provider)
     if retrieved.cached is not None:
         yield from _serve_cached(authority, question=question, conversation=conversation,
-                                 citations=retrieved.cached.citations, answer=retrieved.cached.answer)
+                                 citations=retrieved.cached.citations, answer=retrieved.cached.answer,
+                                 read_as=asked.read_as)
         return
     history = _history(authority, asked, provider)
     request = _request(asked, retrieved, history, provider)
@@ -377,11 +383,11 @@ def _record(authority: Authority, asked: Asked, retrieved: Retrieved, composed: 
                          answer=end.answer, citations=end.citations)
     return AnswerEvent("final", _final(message, answer=end.answer, label_map=end.label_map, removed=composed.removed,
                                        cached=False, error=done.error,
-                                       sources=_citation_dicts(authority, end.label_map)))
+                                       sources=_citation_dicts(authority, end.label_map), read_as=asked.read_as))
 
 
 def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: list[str], cached: bool,
-           error: str | None, sources: list[dict]) -> dict[str, Any]:
+           error: str | None, sources: list[dict], read_as: str | None = None) -> dict[str, Any]:
     return {
         "message_id": message.pk,
         "conversation_id": message.conversation_id,
@@ -401,6 +407,8 @@ def _final(message, *, answer: str, label_map: dict[str, Evidence], removed: lis
         "removed_labels": removed,
         "cached": cached,
         "withdrawn": False,  # just answered from what the caller reads now
+        # The question searched, when the caller's words referred back to an earlier one (chat.followup).
+        "read_as": read_as,
         **({"error": error} if error else {}),
     }
 
@@ -420,7 +428,7 @@ def _fixed_reply(authority: Authority, asked: Asked) -> Iterator[AnswerEvent]:
 
 
 def _serve_cached(authority: Authority, *, question: str, conversation: Conversation, citations: list[dict],
-                  answer: str) -> Iterator[AnswerEvent]:
+                  answer: str, read_as: str | None = None) -> Iterator[AnswerEvent]:
     public = citations_present(authority, [{k: v for k, v in c.items() if k != "content_hash"} for c in citations])
     label_map = {c["label"]: evidence_from_citation(c) for c in public}
     # Answers cached before the text was guarded are guarded on the way out (a no-op for later ones).
@@ -432,4 +440,4 @@ def _serve_cached(authority: Authority, *, question: str, conversation: Conversa
                             outcome=Outcome.ANSWERED, mode=Mode.GROUNDING, corpus="tenant", citations=public,
                             hint=None, verify=True)
     yield AnswerEvent("final", _final(message, answer=answer, label_map=label_map, removed=[], cached=True,
-                                      error=None, sources=public))
+                                      error=None, sources=public, read_as=read_as))

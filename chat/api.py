@@ -119,6 +119,10 @@ class AnswerOutput(serializers.Serializer):
     removed_labels = serializers.ListField(child=serializers.CharField(), required=False,
                                            help_text="labels the model wrote that cite nothing retrieved (dropped)")
     cached = serializers.BooleanField(required=False, help_text="served from the answer cache")
+    read_as = serializers.CharField(
+        required=False, allow_null=True,
+        help_text="the question searched when yours referred back to an earlier one in the conversation (\"who "
+                  "owns it?\" -> \"who owns the battery safety programme?\"); null otherwise")
     error = serializers.CharField(required=False, help_text="why the model could not answer, when it could not")
     feedback = serializers.ChoiceField(choices=["up", "down"], allow_null=True, required=False,
                                        help_text="the caller's own thumbs up or down on this answer, if any")

@@ -67,6 +67,7 @@ def test_a_question_referring_back_is_answered_in_its_conversation(world, progra
         follow = ask_json(member, "who owns it?", conversation_id=first["conversation_id"]).json()
         assert follow["outcome"] == "answered", follow
         answers[topic] = follow["answer"]
+        assert follow["read_as"] == f"who owns the {topic}?" and first["read_as"] is None
         # The conversation records what the caller said, not the question it was read as.
         said = Message.objects.filter(conversation_id=first["conversation_id"], role=Message.Role.USER)
         assert list(said.order_by("created_at", "pk").values_list("content", flat=True)) == [

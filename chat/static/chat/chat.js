@@ -301,6 +301,8 @@
     if (final.message_id) container.dataset.messageId = String(final.message_id);
     hintNote(container, final.hint, final.message_id);
     if (final.corpus === "empty") container.appendChild(element("p", "note", "Nothing is searchable for you yet."));
+    // A question that referred back ("who owns it?") was searched as the question it continues: say which.
+    if (final.read_as) container.appendChild(element("p", "note read-as", "Read as: " + final.read_as));
     badge(container, final.verification, final.message_id);
     if (final.message_id && final.withdrawn !== true) feedbackControls(container, final.message_id, final.feedback);
   }
