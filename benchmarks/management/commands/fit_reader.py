@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 from benchmarks import eval_dir
 from benchmarks.chat.reader_fit import collect, figures, outcomes, platt, read_all, read_rows, write_rows
 from chat.answerability.reader_judge import reader_judge
+from chat.answerability.verdict import rules_judge
 from chat.reader.model import META_PATH, ReaderModel, reader_meta
 
 
@@ -76,6 +77,7 @@ class Command(BaseCommand):
                   "rescue": rescue,
                   "even": figures(outcomes(collected["even"], reads["even"], threshold, rescue)),
                   "odd": figures(outcomes(collected["odd"], reads["odd"], threshold, rescue))}
+        report["with_rules"] = _with_rules(collected, reads, no_compose)
         self.stdout.write(json.dumps(report, indent=1))
         out_dir = rows
         write_rows(out_dir / "odd-outcomes.jsonl", outcomes(collected["odd"], reads["odd"], threshold, rescue))
@@ -88,3 +90,39 @@ class Command(BaseCommand):
                                  "odd_held_out": report["odd"]}
             META_PATH.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
             self.stdout.write(f"wrote {META_PATH}")
+
+
+def _with_rules(collected: dict, reads: dict, no_compose: bool) -> dict:
+    """The rules alone, and two ways of using the reader beside them, each with its bar fitted on the even half
+    and figures on the odd one:
+    - veto: the rules decide and compose; the reader's calibrated probability below the bar refuses;
+    - hybrid: the reader decides answerable; the rules' lead sentence composes when they found one, else the
+      reader's."""
+    rules = {split: read_all(collected[split], lambda q, e: rules_judge(q, e), compose=not no_compose)
+             for split in collected}
+    ruled = {split: outcomes(collected[split], rules[split]) for split in collected}
+
+    def veto(split: str, bar: float) -> list[dict]:
+        out = []
+        for ruling, read in zip(ruled[split], reads[split], strict=True):
+            verdict = read["verdict"]
+            keep = verdict is not None and verdict.probability is not None and verdict.probability >= bar
+            out.append({**ruling, "answered": ruling["answered"] and keep,
+                        "answer_hit": ruling["answer_hit"] and keep, "lead_hit": ruling["lead_hit"] and keep})
+        return out
+
+    def hybrid(split: str, bar: float) -> list[dict]:
+        out = []
+        reader_out = outcomes(collected[split], reads[split], bar)
+        for rule_read, by_reader in zip(rules[split], reader_out, strict=True):
+            rules_led = rule_read["verdict"] is not None and rule_read["verdict"].answerable
+            hit = rule_read["answer_hit"] if rules_led else by_reader["answer_hit"] or False
+            out.append({**by_reader, "answer_hit": by_reader["answered"] and bool(hit)})
+        return out
+
+    report = {"rules": {split: figures(ruled[split]) for split in ruled}}
+    for name, combine in (("veto", veto), ("hybrid", hybrid)):
+        bar = max(np.linspace(0.02, 0.98, 49), key=lambda b: figures(combine("even", float(b)))["balanced"])
+        report[name] = {"bar": round(float(bar), 3), "even": figures(combine("even", float(bar))),
+                        "odd": figures(combine("odd", float(bar)))}
+    return report
