@@ -1,19 +1,16 @@
 """Writes of the knowledge app, one module per concern: `records` (the one mapping from a record to
 `DocumentInput`, and its errors), `sources` (sources and their default access), `documents` (ingestion,
-import, ACLs, updates, deletion). Callers import from here."""
+import, resumption), `edits` (one document's access, fields and deletion). Callers import from here."""
 
 from .documents import (
-    KEEP,
     chunk_location,
     content_hash,
-    document_acl_set,
-    document_delete,
     document_ingest,
-    document_update,
     documents_import,
     documents_ingest,
     documents_resume,
 )
+from .edits import KEEP, document_acl_set, document_delete, document_update
 from .grants import (
     document_grant_add,
     document_reader_remove,
