@@ -73,7 +73,9 @@ _REFERS_BACK = re.compile(r"\b(?:it|its|they|them|their|he|she|him|his|her)\b|\b
 # What opens a question before its subject: a connective, the interrogative (with its "'s"), an auxiliary, and
 # the asker ("How do I request a new laptop?" is about "request a new laptop").
 _OPENING = re.compile(
-    r"^\s*(?:(?:and|so|but|ok|okay)\s*,?\s+)?(?:(?:who|whom|whose|what|which|when|where|why|how)(?:['’](?:s|re))?\s+)?"
+    r"^\s*(?:(?:and|so|but|ok|okay)\s*,?\s+)?"
+    r"(?:(?:(?:can|could) you\s+)?(?:(?:tell|show) me(?: more)? about|what about|how about|explain|describe)\s+)?"
+    r"(?:(?:who|whom|whose|what|which|when|where|why|how)(?:['’](?:s|re))?\s+)?"
     r"(?:(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|might|must)\s+)?"
     r"(?:(?:i|we|you)\s+)?", re.IGNORECASE)
 # Words an elliptical follow-up is made of when it names nothing of its own: "since when?", "why?", "how much?".

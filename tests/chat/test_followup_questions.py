@@ -36,6 +36,8 @@ def test_refers_back(question, refers):
      "and how long until request a new laptop arrives?"),
     ("What is the travel policy?", "what are its limits?", "what are the travel policy's limits?"),
     ("What is the travel policy?", "Who owns the fleet?", "Who owns the fleet?"),
+    ("Tell me about Perch", "what does it cost?", "what does Perch cost?"),
+    ("Can you explain the Northgate pilot?", "who leads it?", "who leads the Northgate pilot?"),
 ])
 def test_question_in_context(earlier, question, standalone):
     assert question_in_context(question, earlier) == standalone
