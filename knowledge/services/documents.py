@@ -56,7 +56,15 @@ class _Prepared:
     author: tuple[str, str] | None
     locations: list[str]
     links: list[LinkRef]
-    structures: list[str]  # each chunk's sentence, heading and list units, as the JSON stored in Chunk.structure
+    # Each chunk's sentence, heading and list units, as the JSON stored in Chunk.structure: read when the chunks are
+    # written (an unchanged document writes none), or ahead of time beside the writer (documents_import).
+    structures: list[str] | None = None
+
+    def chunk_structures(self) -> list[str]:
+        if self.structures is None:
+            self.structures = [json.dumps(structure_dump(text_structure(self.text[span.start:span.end])))
+                               for span in self.chunks]
+        return self.structures
 
 
 
@@ -87,10 +95,8 @@ def _prepare(item: DocumentInput) -> _Prepared:
         # Kept with the record so a citation of a sentence can name its own page ("page 4"), not its chunk's
         # "pages 3–4" (chunk_location over the sentence's span).
         metadata["segments"] = [[start, end, label] for start, end, label in item.segments]
-    structures = [json.dumps(structure_dump(text_structure(parsed.text[span.start:span.end]))) for span in spans]
     return _Prepared(item=item, text=parsed.text, chunks=spans, content_hash=content_hash(title, parsed.text),
-                     metadata=metadata, acl=acl, author=author, locations=locations, links=links,
-                     structures=structures)
+                     metadata=metadata, acl=acl, author=author, locations=locations, links=links)
 
 
 _NUMBERED = re.compile(r"^(\w+) (\d+)$")
@@ -167,6 +173,7 @@ def _batch_prepare(items: Sequence[DocumentInput], *, beside_writer: bool = Fals
     for item in items:
         prepared.append(_prepare(item))
         if beside_writer:
+            prepared[-1].chunk_structures()  # off the writer's path: an import's documents are mostly new
             time.sleep(0)
     seen: set[str] = set()
     for p in prepared:
@@ -271,8 +278,9 @@ def _document_replace(batch: _Batch, p: _Prepared, current: Document) -> None:
 
 def _content_rows(batch: _Batch, document_id: int, p: _Prepared) -> None:
     """The chunk and link rows of a document's new text, written with the batch's others."""
+    structures = p.chunk_structures()
     batch.chunk_rows += [(document_id, i, p.text[span.start:span.end], span.start, span.end, span.heading_path,
-                          span.token_count, p.locations[i], p.structures[i]) for i, span in enumerate(p.chunks)]
+                          span.token_count, p.locations[i], structures[i]) for i, span in enumerate(p.chunks)]
     batch.link_rows += [(document_id, ref.kind, ref.key, ref.anchor) for ref in p.links]
     batch.new_chunk_docs.append(document_id)
 
