@@ -18,7 +18,7 @@ from chat.gate import GateDecision
 from chat.models import Conversation, Message
 from chat.selectors import answers_withdrawn
 from chat.smalltalk import NO_PREVIOUS_ANSWER_TEXT, PREVIOUS_SOURCES_GONE_TEXT, SmallTalk, classify
-from chat.terms import words
+from chat.terms import content_words, words
 from groundwork.authority import Authority
 from knowledge.access import readable_chunks
 
@@ -85,10 +85,16 @@ _ELLIPSIS_MAX_WORDS = 3
 _STANDALONE_DEPTH = 3  # how many questions back a chain of "it"s is followed
 
 
+# A question with more words of its own than this names its subject itself, and its pronoun points inside it: "how
+# do I reset my password if I forgot it?", "what is the travel policy and who owns it?".
+_OWN_WORDS_MAX = 2
+
+
 def refers_back(question: str) -> bool:
-    """Whether `question` cannot be read alone: it holds a pronoun for an earlier subject, or is an ellipsis."""
+    """Whether `question` cannot be read alone: it holds a pronoun for an earlier subject (and few words of its
+    own), or is an ellipsis."""
     if _REFERS_BACK.search(question):
-        return True
+        return len(content_words(question)) <= _OWN_WORDS_MAX
     tokens = words(question)
     return 0 < len(tokens) <= _ELLIPSIS_MAX_WORDS and all(t in _ELLIPSIS_WORDS for t in tokens)
 

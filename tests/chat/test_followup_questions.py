@@ -19,6 +19,9 @@ pytestmark = pytest.mark.django_db
     ("since when?", True),
     ("how much?", True),
     ("Is that policy new?", False),  # a determiner: the question names its own subject
+    ("How do I reset my password if I forgot it?", False),  # the pronoun points inside the question
+    ("What is the travel policy and who owns it?", False),
+    ("Who approved it and when?", True),
     ("How many days of PTO do I get?", False),
     ("Who owns the travel programme?", False),
     ("Thanks", False),
