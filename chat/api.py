@@ -112,7 +112,7 @@ class AnswerOutput(serializers.Serializer):
     composer = serializers.CharField(
         required=False, allow_blank=True,
         help_text="the version of the rule set that composed the answer from evidence sentences (e.g. "
-                  "compose:2026-12); empty when a model wrote it, for a fixed reply, or an answer from the cache")
+                  "compose:2026-12-06); empty when a model wrote it, for a fixed reply, or an answer from the cache")
     withdrawn = serializers.BooleanField(
         required=False, help_text="read back: true when a record the answer cited is no longer readable by you; "
                                   "the answer is then the withdrawal notice, without citations")

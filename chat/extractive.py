@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chat.answerability import (
     Verdict,
@@ -22,16 +22,17 @@ from chat.answerability import (
     restates_question,
     typed_spans,
 )
-from chat.answerability.lists import asks_for_several, heading_over, list_block
+from chat.answerability.answer_types import FACTOID_TYPES
+from chat.answerability.lists import answer_section, block_markers
 from chat.evidence import Labelled
-from chat.terms import asked_attribute, key_terms, stem, term_set, without_final_e, words
+from chat.terms import asked_attribute, key_terms, stem, term_set, words
 
 __all__ = ["COMPOSE_VERSION", "ExtractedSentence", "ExtractiveAnswer", "compose_extractive_answer", "key_terms"]
 
 # The id of this composition rule set: the scores and bonuses here and the floors of chat/providers/extractive.py.
 # Give it a new date when a change alters which sentences an answer is made of: every answer stores the id it was
 # composed under (Message.composer), and the answer cache keys on it, so old and new answers stay told apart.
-COMPOSE_VERSION = "compose:2026-12"
+COMPOSE_VERSION = "compose:2026-12-06"
 
 # Rank bonus for the best-ranked evidence, decaying with rank. The fused rank (full text and vectors over the
 # whole chunk) knows better which record is about the question than one sentence's share of its words: on
@@ -64,6 +65,8 @@ class ExtractedSentence:
     # An item of the list the answer sentence is in (or that sentence itself): it answers with it, whatever its own
     # words, and the list is read in its own order.
     with_lead: bool = False
+    # Shown before it in the answer when it is an item of the section answering ("1.", "-"): a list reads as one.
+    marker: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,28 @@ class ExtractiveAnswer:
     @property
     def empty(self) -> bool:
         return not self.sentences
+
+
+def answer_text(sentences: Sequence[ExtractedSentence]) -> str:
+    """The answer: each sentence followed by its label; the items of a section answering on lines of their own,
+    numbered or bulleted as in the record (Markdown), a sentence going on in an item on its line; a command block
+    as a block of its own, its label under it (after the closing fence on its line, it would close nothing)."""
+    out: list[str] = []
+    listing = False
+    for s in sentences:
+        piece = f"{s.sentence} [{s.label}]"
+        if s.sentence.startswith("```") and s.sentence.endswith("```"):
+            out.append(("\n\n" if out else "") + f"{s.sentence}\n[{s.label}]")
+            listing = True  # what follows starts a paragraph of its own
+        elif s.marker:
+            out.append(("\n\n" if out and not listing else "\n" if out else "") + f"{s.marker} {piece}")
+            listing = True
+        elif listing and s.with_lead:
+            out.append(f" {piece}")
+        else:
+            out.append(("\n\n" if listing else " " if out else "") + piece)
+            listing = False
+    return "".join(out)
 
 
 def _idf(terms: Sequence[str], evidence: Sequence[Labelled]) -> dict[str, float]:
@@ -119,7 +144,7 @@ def compose_extractive_answer(
     missing_weight = math.log(1 + len(labelled_evidence))
     total_weight = sum(weight or missing_weight for weight in idf.values())
 
-    listed = _lead_list(lead, labelled_evidence, terms) if asked and asks_for_several(question) else set()
+    lead, listed = _lead_block(question, lead, labelled_evidence)  # (for a statement too: see there)
     candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]] = []
     for rank, item in enumerate(labelled_evidence):
         text = item.evidence.text
@@ -137,19 +162,21 @@ def compose_extractive_answer(
             if matched <= 0 and not leads and not in_list:  # (the verdict's sentence and its list may hold the
                 continue                                    # question's words next to them, in a heading)
             typed = answer_type is not None and bool(typed_spans(sentence, answer_type, question))
-            if answer_type is not None and restates_question(sentence, question, answer_type, typed=typed):
+            if (answer_type is not None and not in_list
+                    and restates_question(sentence, question, answer_type, typed=typed)):
                 continue  # says only what the question says: it cannot hold the answer
             score = matched / total_weight + RANK_BONUS / (1 + rank)
             # The bonus orders the choice; `score` stays the coverage score the provider's floor compares.
             extracted = ExtractedSentence(sentence=sentence, label=item.label, start=start, end=end,
                                           doc_start=item.evidence.start + start, doc_end=item.evidence.start + end,
-                                          score=round(score, 6), with_lead=in_list)
+                                          score=round(score, 6), with_lead=in_list,
+                                          marker=listed.get((item.evidence.chunk_id, start), ""))
             priority = 0 if leads else 1 if in_list else 2
             candidates.append((priority, score + (TYPED_BONUS if typed else 0.0), rank, extracted, stems))
 
-    sentences = _choose(candidates, min(max(max_sentences, len(listed)), LIST_MAX_SENTENCES))
-    text = " ".join(f"{s.sentence} [{s.label}]" for s in sentences)
-    return ExtractiveAnswer(text=text, sentences=sentences)
+    # (a section answering whole is the answer: another sentence read after its steps would pass for one more)
+    sentences = _choose(candidates, min(len(listed), LIST_MAX_SENTENCES) if listed else max_sentences)
+    return ExtractiveAnswer(text=answer_text(sentences), sentences=sentences)
 
 
 def _compose_read(question: str, labelled_evidence: Sequence[Labelled], lead: Verdict,
@@ -159,7 +186,8 @@ def _compose_read(question: str, labelled_evidence: Sequence[Labelled], lead: Ve
     answers it read with a probability over its bar, best first. Nothing the reader did not find answering is
     added: a sentence sharing the question's words is not an answer to it."""
     by_chunk = {item.evidence.chunk_id: item for item in labelled_evidence}
-    listed = _lead_list(lead, labelled_evidence, key_terms(question)) if asks_for_several(question) else set()
+    answers = lead.answers
+    lead, listed = _lead_block(question, lead, labelled_evidence)
     chosen: list[ExtractedSentence] = []
     seen: set[tuple[int, int]] = set()
 
@@ -170,7 +198,8 @@ def _compose_read(question: str, labelled_evidence: Sequence[Labelled], lead: Ve
         text = item.evidence.text
         chosen.append(ExtractedSentence(sentence=text[start:end], label=item.label, start=start, end=end,
                                         doc_start=item.evidence.start + start, doc_end=item.evidence.start + end,
-                                        score=score, with_lead=True))
+                                        score=score, with_lead=True,
+                                        marker=listed.get((item.evidence.chunk_id, start), "")))
 
     first = by_chunk.get(lead.chunk_id)
     if first is None:
@@ -182,14 +211,13 @@ def _compose_read(question: str, labelled_evidence: Sequence[Labelled], lead: Ve
             add(first, start, spans.get(start, lead.end if start == lead.start else start), lead.support)
     else:
         add(first, lead.start, lead.end, lead.support)
-    for answer in lead.answers[1:]:
-        if len(chosen) >= max(max_sentences, len(block)):
+    for answer in answers[1:] if not block else ():
+        if len(chosen) >= max_sentences:
             break
         item = by_chunk.get(answer.chunk_id)
         if item is not None and answer.probability >= lead.support * READ_ANSWER_FLOOR:
             add(item, answer.start, answer.end, answer.probability)
-    text = " ".join(f"{s.sentence} [{s.label}]" for s in chosen)
-    return ExtractiveAnswer(text=text, sentences=chosen)
+    return ExtractiveAnswer(text=answer_text(chosen), sentences=chosen)
 
 
 def _with_attribute(question: str, terms: list[str], idf: dict[str, float], labelled_evidence: Sequence[Labelled]
@@ -206,23 +234,27 @@ def _with_attribute(question: str, terms: list[str], idf: dict[str, float], labe
     return terms, idf
 
 
-def _lead_list(lead: Verdict | None, labelled_evidence: Sequence[Labelled], terms: Sequence[str]
-               ) -> set[tuple[int, int]]:
-    """(chunk id, sentence start) of each sentence of the list the answer sentence is an item of (chat.answerability
-    .lists), itself included, when the heading over the list names something the question asks about ("## Success
-    criteria for the extension"); empty otherwise. A list under another heading ("## Our values") answers with its
-    one item: the rest of it would be about something else."""
+def _lead_block(question: str, lead: Verdict | None, labelled_evidence: Sequence[Labelled]
+                ) -> tuple[Verdict | None, dict[tuple[int, int], str]]:
+    """The section that answers the question whole (chat.answerability.lists.answer_section): the lead moved to its
+    first sentence, and (chunk id, sentence start) → its marker in the answer (`block_markers`) for each of its
+    sentences; (lead, empty) when the answer sentence answers alone. A list under another heading ("## Our values")
+    answers with its one item: the rest of it would be about something else. Read for a statement as well: a
+    question after a clause of its situation ("A K2 can't reach its dock - how do I charge it by hand?") is
+    searched without its question mark and reads as one, and its verdict says what it asks all the same."""
     if lead is None or not lead.answerable:
-        return set()
-    for item in labelled_evidence:
-        if item.evidence.chunk_id == lead.chunk_id:
-            heading = heading_over(item.evidence.text, lead.start, item.evidence.outline, item.evidence.units)
-            # ("charging" names what "charge" asks about)
-            if not {without_final_e(t) for t in term_set(heading)} & {without_final_e(t) for t in terms}:
-                return set()
-            return {(lead.chunk_id, start) for start, _ in list_block(item.evidence.text, lead.start,
-                                                                      item.evidence.units)}
-    return set()
+        return lead, {}
+    block = answer_section(question, [item.evidence for item in labelled_evidence], lead_chunk_id=lead.chunk_id,
+                           lead_start=lead.start, factoid=lead.answer_type in FACTOID_TYPES)
+    if block is None:
+        return lead, {}
+    (start, end), *_ = block.spans
+    text = next(item.evidence.text for item in labelled_evidence if item.evidence.chunk_id == block.chunk_id)
+    if (block.chunk_id, start) != (lead.chunk_id, lead.start):
+        lead = replace(lead, chunk_id=block.chunk_id, start=start, end=end, sentence=text[start:end], span="",
+                       span_start=start, span_end=start)
+    markers = block_markers(text, block.spans)
+    return lead, {(block.chunk_id, s): markers.get(s, "") for s, _ in block.spans}
 
 
 def _choose(candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]],
@@ -237,7 +269,9 @@ def _choose(candidates: list[tuple[int, float, int, ExtractedSentence, set[str]]
     for priority, _score, rank, extracted, stems in candidates:
         if len(chosen) >= max_sentences:
             break
-        if any(_near_duplicate(stems, other) for *_, other in chosen):
+        # (a section's items are its own, however alike: two table rows of one severity scale)
+        if any(_near_duplicate(stems, other) for other_priority, *_, other in chosen
+               if priority > 1 or other_priority > 1):
             continue
         chosen.append((priority, rank, extracted, stems))
     # The best sentence leads (for a question, the one holding the answer); the others keep source and document

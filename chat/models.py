@@ -74,7 +74,7 @@ class Message(models.Model):
     # The version id of the answerability judge that decided the answer ("reader:2026-12", "rules:2026-12"; empty
     # when none did: small talk, a statement, an answer from the cache of an older row).
     judge = models.CharField(max_length=40, blank=True, default="", db_default="")
-    # The version id of the rule set that composed the answer from evidence sentences ("compose:2026-12"; empty
+    # The version id of the rule set that composed the answer from evidence sentences ("compose:2026-12-06"; empty
     # when a model wrote it, for a fixed reply, or an answer served from the cache).
     composer = models.CharField(max_length=40, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)

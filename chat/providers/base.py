@@ -56,7 +56,7 @@ class Done:
     # Answerable parts (their questions) the provider found nothing to compose from: recorded as not found.
     # The decision itself is not the provider's to change.
     uncomposed: tuple[str, ...] = ()
-    # The version id of the rule set that composed the text from evidence sentences ("compose:2026-12");
+    # The version id of the rule set that composed the text from evidence sentences ("compose:2026-12-06");
     # empty when a model wrote it or the text is a fixed reply.
     composer: str = ""
 

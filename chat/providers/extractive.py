@@ -11,7 +11,7 @@ from chat.citations import relabel_by_first_use
 from chat.context import assemble_context
 from chat.current_facts import StateFacts
 from chat.decision import Decision
-from chat.extractive import COMPOSE_VERSION, ExtractedSentence, compose_extractive_answer
+from chat.extractive import COMPOSE_VERSION, ExtractedSentence, answer_text, compose_extractive_answer
 
 from .base import (
     EMPTY_BASE_TEXT,
@@ -87,7 +87,7 @@ def answer_from_decision(question: str, decision: Decision,
             uncomposed.append(part.question)
             continue
         chosen.extend(fresh)
-    text = " ".join(f"{s.sentence} [{s.label}]" for s in chosen)
+    text = answer_text(chosen)
     lead = facts.lead({item.evidence.chunk_id: item.label for item in context.labelled}) if facts else ""
     if lead:
         text = f"{lead}\n\n{text}" if text else lead

@@ -123,10 +123,155 @@ def test_the_answer_quotes_the_whole_list_through_the_api(world, no_cache):
            body=EXTENSION.text)
     body = ask_json(world.client(world.member), "What are the success criteria for the Northgate extension?").json()
     assert body["outcome"] == "answered", body["answer"]
+    # the list reads as one: an item per line, bulleted as in the record
     assert body["answer"].startswith(
-        "125 picks per robot-hour across both shifts. [S1] Fleet availability of 97 % or better. [S1] "
-        "A decision on a commercial contract by 2026-02-28. [S1]"), body["answer"]
+        "- 125 picks per robot-hour across both shifts. [S1]\n- Fleet availability of 97 % or better. [S1]\n"
+        "- A decision on a commercial contract by 2026-02-28. [S1]"), body["answer"]
     # another tenant's member asks the same: nothing of acme's list
     other = ask_json(world.client(world.outsider, world.globex), "What are the success criteria for the Northgate "
                      "extension?").json()
     assert other["outcome"] != "answered" and "125 picks" not in other["answer"]
+
+
+# --- the section a question asks for (chat.answerability.lists.answer_section) ------------------------------------
+LAPTOP = evidence(
+    "# How to request a new laptop\n\n## Who is eligible\n\n"
+    "- New hires get a laptop automatically; their manager files the request during pre-boarding.\n"
+    "- Existing staff can request a replacement when their laptop is older than 3 years.\n\n## Steps\n\n"
+    "1. Open a ticket in Kestrel Tickets in the **IT** queue with the type *Hardware request*.\n"
+    "2. Your manager approves the ticket.\n3. IT orders the device.\n\n## Lost or stolen laptops\n\n"
+    "Report a lost or stolen laptop immediately in #it-help.",
+    title="How to request a new laptop", heading_path="How to request a new laptop › How to request a new laptop")
+ESCALATION = evidence(
+    "# Support Escalation Process\n\nOwner: Head of Support.\n\n## Severity levels\n\n"
+    "| Severity | Definition | First response |\n|---|---|---|\n| S1 | Fleet stopped or safety risk | 15 minutes |\n"
+    "| S2 | More than 20 % of robots unavailable | 1 hour |\n\n## Escalation path\n\n"
+    "1. Tier 1 support engineer triages in Kestrel Tickets.\n2. Tier 2: the on-call engineer.\n"
+    "3. Tier 3: the team lead.\n\nThe support team uses Kestrel Tickets for all customer tickets.",
+    title="Support Escalation Process", heading_path="Support Escalation Process › Support Escalation Process")
+MANUAL = evidence(
+    "## 1. Normal (autonomous) charging\n\n1. Perch sends a K2 to its dock when the charge drops below 25 %.\n"
+    "2. Charging runs at a maximum of 20 A.\n\n## 2. Manual charging\n\n"
+    "Use manual charging only when a robot cannot reach a dock.\n\n"
+    "1. Put the robot in **maintenance mode** from the Perch console.\n2. Connect the KC-20 portable charger.\n"
+    "3. Disconnect at 90 % and log the manual charge.",
+    title="K2 Battery Charging Procedure", heading_path="K2 Battery Charging Procedure › K2 Battery Charging Procedure")
+FIRMWARE = evidence(
+    "# Firmware Build and CI\n\nThe firmware team uses GitLab CI for every K2 firmware build.\n\n"
+    "## Building locally\n\n```\ngit clone git@gitlab.example:k2/firmware.git\nmake release\n```\n\n"
+    "## Pipelines\n\n- Every merge request runs unit tests.\n- Release builds are signed.",
+    title="Firmware Build and CI", heading_path="Firmware Build and CI › Firmware Build and CI")
+PTO = evidence(
+    "# Paid Time Off Policy\n\nEvery employee gets 25 days of paid time off per year.\n\n## Booking time off\n\n"
+    "Book leave in the HR system at least two weeks ahead. Tell your team in your team channel. Engineers on an "
+    "on-call rota must arrange a swap before booking.\n\n## Sick leave\n\nSick leave is separate from PTO.",
+    title="Paid Time Off Policy", heading_path="Paid Time Off Policy › Paid Time Off Policy")
+PILOT_PLAN = evidence(
+    "# Northgate Logistics Pilot Plan\n\nThe pilot starts on 2025-05-05.\n\n## Goals\n\n"
+    "- Reach 120 picks per robot-hour by week 6.\n- Pick accuracy of 99.8 % or better.",
+    title="Northgate Logistics Pilot Plan",
+    heading_path="Northgate Logistics Pilot Plan › Northgate Logistics Pilot Plan")
+PROGRAMME = evidence(
+    "# Battery Safety Programme\n\nSofia Alvarez owns the battery safety programme. The programme reviews every "
+    "pack incident and sets the charging limits.",
+    title="Battery Safety Programme", heading_path="Battery Safety Programme › Battery Safety Programme")
+
+
+def _answer(question: str, *items) -> list[str]:
+    verdict = answerability_judge(question, list(items))
+    return [s.sentence for s in compose_extractive_answer(question, labelled(*items), lead=verdict).sentences]
+
+
+@pytest.mark.parametrize(("question", "steps", "plural"), [
+    ("How do I request a new laptop?", True, False),
+    ("A K2 can't reach its dock - how do I charge it by hand?", True, False),
+    ("What are the steps to report an incident?", True, False),
+    ("What products does Kestrel make?", False, True),
+    ("Which chat channels should I join?", False, True),
+    ("What does the K2 weigh?", False, False),
+    ("What process does payroll follow?", False, False),
+    ("Who owns the battery safety programme?", False, False),
+])
+def test_what_a_question_asks_for(question, steps, plural):
+    from chat.answerability.lists import _asks_plural, asks_for_steps
+
+    assert asks_for_steps(question) is steps
+    assert _asks_plural(question) is plural
+
+
+def test_a_procedure_is_answered_by_the_records_steps_not_the_bullet_the_judge_read():
+    assert _answer("How do I request a new laptop?", LAPTOP)[:3] == [
+        "Open a ticket in Kestrel Tickets in the **IT** queue with the type *Hardware request*.",
+        "Your manager approves the ticket.", "IT orders the device."]
+
+
+def test_the_steps_of_the_section_the_answer_is_in_come_without_its_introduction():
+    assert _answer("A K2 can't reach its dock - how do I charge it by hand?", MANUAL) == [
+        "Put the robot in **maintenance mode** from the Perch console.", "Connect the KC-20 portable charger.",
+        "Disconnect at 90 % and log the manual charge."]
+
+
+def test_a_section_the_question_names_answers_whatever_the_question_form():
+    # one noun asked for, but the record keeps it as numbered steps under that very heading
+    assert _answer("What's the escalation path for a customer problem?", ESCALATION) == [
+        "Tier 1 support engineer triages in Kestrel Tickets.", "Tier 2: the on-call engineer.",
+        "Tier 3: the team lead."]
+    # a table's rows, without its header row and rule line
+    assert _answer("What are the support severity levels?", ESCALATION) == [
+        "| S1 | Fleet stopped or safety risk | 15 minutes |", "| S2 | More than 20 % of robots unavailable | 1 hour |"]
+    # prose under the heading named, in its own order, for a procedure
+    assert _answer("How do I book time off?", PTO) == [
+        "Book leave in the HR system at least two weeks ahead.", "Tell your team in your team channel.",
+        "Engineers on an on-call rota must arrange a swap before booking."]
+
+
+def test_a_command_block_is_the_procedure_where_the_record_has_no_numbered_steps():
+    answer = _answer("How do I build the firmware on my own machine?", FIRMWARE)
+    assert answer[0].startswith("```\ngit clone") and "make release" in answer[0], answer
+
+
+def test_another_records_section_of_that_name_does_not_answer_for_this_record():
+    from chat.answerability.lists import answer_section
+
+    # "Goals" is named, but in a record about another subject than the one the answer sentence is in
+    question = "What are the goals of the battery safety programme?"
+    lead = PROGRAMME.text.index("The programme reviews")
+    assert answer_section(question, [PROGRAMME, PILOT_PLAN], lead_chunk_id=PROGRAMME.chunk_id, lead_start=lead,
+                          factoid=False) is None
+    # the same section, where the answer sentence's record is about the pilot as well
+    block = answer_section("What were the goals for the Northgate pilot?", [PROGRAMME, PILOT_PLAN],
+                           lead_chunk_id=PROGRAMME.chunk_id, lead_start=lead, factoid=False)
+    assert block is not None and block.chunk_id == PILOT_PLAN.chunk_id
+    # its own subject: the goals are the answer
+    assert _answer("What were the goals for the Northgate pilot?", PILOT_PLAN) == [
+        "Reach 120 picks per robot-hour by week 6.", "Pick accuracy of 99.8 % or better."]
+
+
+def test_a_typed_value_is_answered_by_its_sentence_not_the_section_named():
+    answer = _answer("What is the first response time for S1 severity levels?", ESCALATION)
+    assert answer and answer[0] != "| S2 | More than 20 % of robots unavailable | 1 hour |"
+    assert _answer("What is the maximum charging current of the K2?", CHARGING)[0] == \
+        "Charging runs at a maximum of 20 A."
+
+
+def test_the_answer_reads_as_the_records_list_steps_or_command_block():
+    from chat.extractive import ExtractedSentence, answer_text
+    from chat.rendering import render_answer_html
+
+    def sentence(text: str, label: str = "S1", marker: str = "", with_lead: bool = True) -> ExtractedSentence:
+        return ExtractedSentence(sentence=text, label=label, start=0, end=len(text), doc_start=0, doc_end=len(text),
+                                 score=1.0, with_lead=with_lead, marker=marker)
+
+    text = answer_text([sentence("Open a ticket.", marker="1."), sentence("Pick a model.", marker="2."),
+                        sentence("Linux engineers can ask for a ThinkPad."), sentence("IT orders it.", marker="3."),
+                        sentence("Another record says so.", label="S2", with_lead=False)])
+    assert text == ("1. Open a ticket. [S1]\n2. Pick a model. [S1] Linux engineers can ask for a ThinkPad. [S1]\n"
+                    "3. IT orders it. [S1]\n\nAnother record says so. [S2]")
+    html = render_answer_html(text, {"S1": FIRMWARE, "S2": LAPTOP})
+    assert html.count("<li>") == 3 and "<ol>" in html
+    code = answer_text([sentence("```\ngit clone x\nmake release\n```")])
+    html = render_answer_html(code, {"S1": FIRMWARE})
+    assert "<pre><code>git clone x\nmake release\n</code></pre>" in html and 'data-label="S1"' in html, html
+    # plain sentences stay one paragraph
+    assert answer_text([sentence("One.", with_lead=False), sentence("Two.", label="S2", with_lead=False)]) == \
+        "One. [S1] Two. [S2]"

@@ -25,7 +25,7 @@ def _read_back(client, final: dict) -> tuple[str, str]:
 def test_the_compose_rule_set_id_is_stored_read_back_and_a_new_id_is_visible(world, corpus, monkeypatch):
     client = world.client(world.member)
     first = ask_json(client, QUESTION).json()
-    assert first["outcome"] == "answered" and first["composer"] == COMPOSE_VERSION == "compose:2026-12"
+    assert first["outcome"] == "answered" and first["composer"] == COMPOSE_VERSION == "compose:2026-12-06"
     assert Message.objects.get(pk=first["message_id"]).composer == COMPOSE_VERSION
     assert _read_back(client, first) == (COMPOSE_VERSION, COMPOSE_VERSION)
 
