@@ -57,8 +57,11 @@ def heading_over(text: str, start: int, outline: str = "", units: Sequence[Unit]
     """The heading the sentence at `start` sits under: the last one above it in `text`, else the last of the
     record's headings above the chunk (`outline`, as `Evidence.outline` gives it)."""
     above = [text[u.start:u.end] for u in units_of(text, units) if u.start < start and u.kind == HEADING]
-    if above:
-        return above[-1]
+    return above[-1] if above else outline_heading(outline)
+
+
+def outline_heading(outline: str) -> str:
+    """The last of the record's headings above a chunk (`Evidence.outline`): the one its first lines sit under."""
     return outline.rsplit(" › ", 1)[-1] if outline else ""
 
 
@@ -110,7 +113,7 @@ def _asks_plural(question: str) -> bool:
 @dataclass(frozen=True)
 class Section:
     """A heading and the units up to the next one, in a chunk's text. `heading` "" for text above any heading in
-    the chunk (it sits under the outline's last heading, `title`)."""
+    the chunk (it sits under the outline's last heading: `outline_heading`)."""
 
     heading: str
     body: tuple[int, ...]  # indexes into the chunk's units
@@ -191,7 +194,7 @@ def _terms(text: str) -> set[str]:
 
 
 def _heading(item: Evidence, section: Section) -> str:
-    return section.heading or (item.outline.rsplit(" › ", 1)[-1] if item.outline else "")
+    return section.heading or outline_heading(item.outline)
 
 
 def answer_section(question: str, evidence: Sequence[Evidence], *, lead_chunk_id: int | None,
@@ -226,9 +229,15 @@ def answer_section(question: str, evidence: Sequence[Evidence], *, lead_chunk_id
 def _named_section(pool: Sequence[Evidence], asked: set[str], lead: Evidence | None, *, steps: bool, prose: bool
                    ) -> Block | None:
     best: tuple | None = None
+    records: dict[int, set[str]] = {}  # chunk id → the words of its title and text, read once, where needed
+
+    def record(item: Evidence) -> set[str]:
+        if item.chunk_id not in records:
+            records[item.chunk_id] = _terms(f"{item.title} {item.text}")
+        return records[item.chunk_id]
+
     for rank, item in enumerate(pool):
         units = item.units
-        record = _terms(f"{item.title} {item.text}")
         for section in sections_of(item.text, units):
             heading = _heading(item, section)
             if heading.strip().lower() == item.title.strip().lower():
@@ -237,10 +246,10 @@ def _named_section(pool: Sequence[Evidence], asked: set[str], lead: Evidence | N
             if not named or not named <= asked:
                 continue
             rest = asked - named
-            held = len(rest & record) / len(rest) if rest else 1.0
+            held = len(rest & record(item)) / len(rest) if rest else 1.0
             if lead is not None and item.document_id != lead.document_id and rest:
                 # another record's section of that name: only where it is as much about the rest of the question
-                if held < len(rest & _terms(f"{lead.title} {lead.text}")) / len(rest):
+                if held < len(rest & record(lead)) / len(rest):
                     continue
             spans = section_body(item.text, units, section, steps=steps, prose=prose)
             if spans and (best is None or (len(named), held, -rank) > best[0]):
