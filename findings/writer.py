@@ -16,7 +16,9 @@ Order of work for one chunk's facts (see findings/README.md for the why):
    `sql.claims_trim`), and new claims are inserted with ON CONFLICT DO NOTHING.
 
 Without a verdict model nothing needs to happen outside a transaction, so steps 2 and 3 collapse into the
-locked transaction: tiers one to three run once, under the lock, instead of once before it and again in it.
+locked transaction: tiers one to three run once, under the lock, instead of once before it and again in it. So
+does a first attempt at a batch of repeats (every identity current when prepared: a record read again), whatever
+the model: a NOOP touches no other slot and asks no model, and it writes no claim, so it reserves no ids either.
 Statements are embedded only when tier two needs them: a fact whose identity is already current (a repeat,
 the common case when records are re-read) is a NOOP by tier one and never reaches the embedder.
 
@@ -107,6 +109,7 @@ class _Candidate:
     embedding: str | None
     evidence: list[FactInput] = field(default_factory=list)
     embedded: bool = False  # `embedding` was asked for (it stays None where no embedder fits the claim column)
+    current: bool = False  # its identity was a current claim when the batch was prepared (a repeat)
 
     @property
     def slot(self) -> tuple[int, int, str, str]:
@@ -210,9 +213,11 @@ def _candidates(tenant_id: int, facts: Sequence[FactInput]) -> list[_Candidate]:
         entity_ids = _entities_ensure(tenant_id, named)
         candidates = _merged(facts_kept, relations, entity_ids)
         live = matching.live_identities(tenant_id, [c.identity for c in candidates])
+    for c in candidates:
+        c.current = (c.identity, c.fact.scope, c.fact.perspective) in live
     # Only what tier two will match is embedded; a current identity is a NOOP (if it stops being current before
     # the lock, planning raises _NeedsEmbedding and the next cycle embeds it).
-    _embed_candidates([c for c in candidates if (c.identity, c.fact.scope, c.fact.perspective) not in live])
+    _embed_candidates([c for c in candidates if not c.current])
     return candidates
 
 
@@ -383,7 +388,8 @@ def _trim(writes: list[_Judged], plan: _Plan, new_ids: dict[int, int]) -> dict[i
 def _apply(tenant_id: int, judged: list[_Judged], plan: _Plan, result: WriteResult) -> None:
     """Inside the locked transaction, with a plan that is known to be current."""
     writes = [j for j in judged if j.verdict.kind is not VerdictKind.NOOP]
-    reserved, at = sql.claim_ids_reserve(len(writes))
+    # A round of repeats (every fact a NOOP) revises and inserts nothing: it needs no ids and no write clock.
+    reserved, at = sql.claim_ids_reserve(len(writes)) if writes else ([], None)
     new_ids = dict(zip([j.candidate.index for j in writes], reserved, strict=True))
     revisions = _revisions(writes, plan, new_ids)
     revised = sql.claims_revise(revisions, at=at)
@@ -446,31 +452,37 @@ def _attempt(tenant_id: int, batch: list[_Candidate], planned: _Plan | None, jud
              verdict_model: VerdictModel | None, result: WriteResult) -> None:
     """One locked transaction: every slot the plan touches is locked in one statement, in ascending key order
     (what keeps writers on overlapping slots from deadlocking), the plan is read again under the lock, and applied.
-    `judged` None (no verdict model): judged here, under the lock."""
+    `judged` None (no verdict model, or a first cycle of repeats): judged here, under the lock."""
     locked = _lock_keys(tenant_id, batch, planned)
     with transaction.atomic():
         sql.slots_lock(locked)
         replanned = _plan(tenant_id, batch)
         if not set(_lock_keys(tenant_id, batch, replanned)) <= set(locked):
             raise _PlanMoved("the plan now touches a slot that is not locked")
-        if judged is None:
-            judged = _judge(batch, replanned, None)
-        elif replanned.signature() != planned.signature():
-            # Planning happened outside the lock only so that a model call never runs inside a transaction.
-            # When the fresh matches can be judged by rules alone (no AMBIGUOUS left for a model), judge them
-            # here, under the lock, instead of giving the slot away to the next writer again.
+        if judged is None or replanned.signature() != planned.signature():
+            # Planning happened outside the lock only so that a model call never runs inside a transaction (and
+            # not at all for a first cycle of repeats). When the fresh matches can be judged by rules alone (no
+            # AMBIGUOUS left for a model), judge them here, under the lock, instead of giving the slot away to the
+            # next writer again.
             judged = _judge(batch, replanned, None)
             if verdict_model is not None and any(j.review_similarity is not None for j in judged):
                 raise _PlanMoved("matches moved between planning and locking, and need a model verdict")
         _apply(tenant_id, judged, replanned, result)
 
 
-def _preplanned(tenant_id: int, batch: list[_Candidate], verdict_model: VerdictModel | None
-                ) -> tuple[_Plan | None, list[_Judged] | None]:
+def _preplanned(tenant_id: int, batch: list[_Candidate], verdict_model: VerdictModel | None, *,
+                first_cycle: bool = True) -> tuple[_Plan | None, list[_Judged] | None]:
     """The plan made before the lock, where one is needed: to call the verdict model outside any transaction, or
     to learn which other subjects' slots a state fact touches (named predecessors, replaced versions), so that all
-    the locks are taken in one ordered statement. Otherwise (None, None): the batch is planned under the lock."""
+    the locks are taken in one ordered statement. Otherwise (None, None): the batch is planned under the lock.
+
+    A first cycle of repeats (every candidate's identity current when prepared: a record read again) is planned
+    under the lock too, without a model: a NOOP touches no other slot and asks no model. Should one have stopped
+    being current meanwhile, the plan under the lock names a slot it did not lock, or needs a model, and the
+    next cycle plans before the lock as usual."""
     if verdict_model is None and not any(c.policy == RelationType.Policy.STATE for c in batch):
+        return None, None
+    if first_cycle and all(c.current for c in batch):
         return None, None
     with transaction.atomic():  # read-only: one scope for its four statements, no lock held
         planned = _plan(tenant_id, batch)
@@ -492,7 +504,7 @@ def claims_write(
         for cycle in range(1, MAX_CYCLES + 1):
             result.cycles += 1
             try:
-                planned, judged = _preplanned(tenant_id, batch, verdict_model)
+                planned, judged = _preplanned(tenant_id, batch, verdict_model, first_cycle=cycle == 1)
                 for attempt in _transient_retries():
                     with attempt:
                         written = WriteResult()  # counted only once the transaction committed

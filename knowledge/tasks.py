@@ -1,13 +1,23 @@
 import logging
 
 from celery import shared_task
+from celery.signals import worker_process_init
+from django.conf import settings
 
+from .embedders.onnx import processes_sharing_set
 from .embedding import chunks_embed
 from .resume import work_resume
 from .services.statistics import corpus_statistics_count
 from .uploads import upload_batch_process
 
 logger = logging.getLogger(__name__)
+
+
+@worker_process_init.connect
+def _embed_on_a_share_of_the_cores(**_kwargs) -> None:
+    """A prefork worker runs CELERY_WORKER_CONCURRENCY processes side by side: each embeds on its share of the
+    cores (EMBEDDING_ONNX_THREADS, when set, still wins)."""
+    processes_sharing_set(settings.CELERY_WORKER_CONCURRENCY)
 
 
 @shared_task(bind=True, max_retries=5, default_retry_delay=30, soft_time_limit=600, time_limit=660,

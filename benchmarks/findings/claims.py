@@ -163,7 +163,7 @@ def _write_concurrent(tenant_id: int, facts: dict[int, list[FactInput]]) -> tupl
     connections.close_all()  # no connection of ours is open while the children start
     processes = [context.Process(target=writer_process.run, daemon=True,
                                  args=(database, tenant_id, [(c, [asdict(f) for f in facts[c]]) for c in items],
-                                       barrier, results))
+                                       barrier, results, WRITERS))
                  for items in work]
     for process in processes:
         process.start()

@@ -12,7 +12,7 @@ from typing import Any
 
 
 def run(database: dict[str, Any], tenant_id: int, work: list[tuple[int, list[dict[str, Any]]]], barrier,
-        results) -> None:
+        results, processes: int) -> None:
     """Write `work` (chunk id, facts as FactInput fields) after `barrier`; put (errors, plans made) on `results`.
     Django and the embedder load before the barrier, so start-up is not timed."""
     import django
@@ -24,10 +24,12 @@ def run(database: dict[str, Any], tenant_id: int, work: list[tuple[int, list[dic
     from findings.writer import FactInput, claims_write
     from groundwork.rls import process_default_scope_set
     from knowledge.embedders import embedder_get
+    from knowledge.embedders.onnx import processes_sharing_set
 
     # The parent's database, whatever it is (the test suite's test database included), before the first query.
     connections["default"].settings_dict.update(database)
     process_default_scope_set("bench:findings writer")
+    processes_sharing_set(processes)  # as a Celery prefork pool of this many processes does (knowledge.tasks)
     errors: list[str] = []
     cycles = 0
     try:

@@ -172,11 +172,32 @@ TENANT_SAMPLE_SIZE = sql.SQL(
     "SELECT count(*) FROM knowledge_chunk c WHERE c.tenant_id = %(tenant_id)s AND c.visibility = 'workspace' "
     "AND mod(c.id, %(step)s::bigint) = 0"
 )
-TENANT_LEXEMES = sql.SQL(
-    "SELECT word, ndoc FROM ts_stat(format("
-    "'SELECT search FROM knowledge_chunk WHERE tenant_id = %%s AND visibility = ''workspace'' "
-    "AND mod(id, %%s) = 0', %(tenant_id)s::bigint, %(step)s::bigint)) "
-    "ORDER BY ndoc DESC, word LIMIT %(keep)s"
+# Counted and stored in one statement: the commonest `keep` lexemes (one more is read, to tell whether any was left
+# out) go from ts_stat into the row's arrays without a trip through the application, where building the two
+# 20,000-element arrays cost more than counting them (about 0.4 s of a 9,449-chunk import).
+TENANT_STATISTICS_WRITE = sql.SQL(
+    """
+    WITH found AS (
+        SELECT word, ndoc FROM ts_stat(format(
+            'SELECT search FROM knowledge_chunk WHERE tenant_id = %%s AND visibility = ''workspace'' '
+            'AND mod(id, %%s) = 0', %(tenant_id)s::bigint, %(step)s::bigint))
+         ORDER BY ndoc DESC, word LIMIT %(keep)s + 1
+    ), kept AS (
+        SELECT word, ndoc, row_number() OVER (ORDER BY ndoc DESC, word) AS rank FROM found
+    )
+    INSERT INTO knowledge_corpusstatistics AS s
+           (tenant_id, chunks, sampled, average_tokens, lexemes, counts, truncated, counted_at)
+    SELECT %(tenant_id)s, %(chunks)s, %(sampled)s, %(average_tokens)s,
+           coalesce(array_agg(word ORDER BY rank) FILTER (WHERE rank <= %(keep)s), '{}'),
+           coalesce(array_agg(ndoc ORDER BY rank) FILTER (WHERE rank <= %(keep)s), '{}'),
+           count(*) > %(keep)s, now()
+      FROM kept
+    ON CONFLICT (tenant_id) DO UPDATE
+       SET chunks = EXCLUDED.chunks, sampled = EXCLUDED.sampled, average_tokens = EXCLUDED.average_tokens,
+           lexemes = EXCLUDED.lexemes, counts = EXCLUDED.counts, truncated = EXCLUDED.truncated,
+           counted_at = EXCLUDED.counted_at
+    RETURNING s.lexemes, s.counts, s.truncated, s.counted_at
+    """
 )
 
 # The words (in order) each of whose lexemes some shared chunk of the caller's own tenant holds — workspace-visible,

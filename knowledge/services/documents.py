@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from groundwork.authority import Authority
@@ -32,7 +32,14 @@ from ..hooks import DocumentChange, documents_changed_notify
 from ..models import Chunk, Document, DocumentAcl, DocumentLink, Source, SourceAcl, Visibility
 from ..parsing import ParseError
 from ..record_links import LinkRef, links_extract, own_ticket_key
-from ..sql import chunks_copy, document_links_write, documents_copy, source_defaults_share
+from ..sql import (
+    chunks_copy,
+    commit_async_local,
+    document_links_write,
+    documents_copy,
+    source_defaults_share,
+    wal_flush,
+)
 from ..structure import structure_dump, text_structure
 from .grants import (
     _principal_ids,
@@ -149,9 +156,12 @@ def documents_ingest(*, authority: Authority, source: Source, items: Sequence[Do
 
 
 def _ingest_prepared(authority: Authority, source: Source, prepared: list[_Prepared], *,
-                     member: bool) -> list[IngestResult]:
-    """The writes of `documents_ingest`, for a batch prepared already; its caller checked who may write."""
+                     member: bool, flushed: bool = True) -> list[IngestResult]:
+    """The writes of `documents_ingest`, for a batch prepared already; its caller checked who may write.
+    `flushed` False: the commit does not wait for the disk (documents_import, which flushes before it returns)."""
     with transaction.atomic():
+        if not flushed:
+            commit_async_local()
         batch = _batch_open(authority, source, prepared, member=member)
         for p in batch.prepared:
             current = batch.existing.get(p.item.external_id)
@@ -400,29 +410,51 @@ def documents_import(*, authority: Authority, source: Source, items: Iterable[Do
     two overlap instead of taking turns. Only the writing thread touches the database."""
     _require_writer(authority, source.tenant_id)
     counts = {"created": 0, "updated": 0, "metadata_updated": 0, "unchanged": 0, "chunks": 0}
+    unflushed = _UnflushedCommits()
 
-    def write(batch: list[DocumentInput], prepared: Future) -> None:
-        for result in _ingest_prepared(authority, source, prepared.result(), member=False):
+    def write(batch: list[DocumentInput], prepared: Future, *, last: bool) -> None:
+        # Every batch but the last commits without waiting for the disk; the last one's commit flushes them all.
+        # Inside a caller's transaction the batches are savepoints, and its commit is the caller's to make.
+        flushed = last or transaction.get_connection().in_atomic_block
+        for result in _ingest_prepared(authority, source, prepared.result(), member=False, flushed=flushed):
             counts[result.status] += 1
             if result.status in ("created", "updated"):
                 counts["chunks"] += result.chunk_count
+        unflushed.pending = not flushed
         if progress is not None:
             progress(len(batch))
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as preparer:
+    with unflushed, ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as preparer:
         pending: tuple[list[DocumentInput], Future] | None = None
         for batch in _batches(items, batch_size):
             following = (batch, preparer.submit(_batch_prepare, batch, beside_writer=True))
             if pending is not None:
-                write(*pending)
+                write(*pending, last=False)
             pending = following
         if pending is not None:
-            write(*pending)
+            write(*pending, last=True)
     if counts["created"] or counts["updated"]:
         # A bulk import moves the tenant's word statistics at once: count them now rather than at the first
         # question that notices (knowledge.retrieval.statistics), which would be answered on the old ones.
         enqueue_on_commit("knowledge.tasks.corpus_statistics_task", authority.tenant_id)
     return counts
+
+
+class _UnflushedCommits:
+    """Whether the last batch an import committed did not wait for the disk. Should the import then fail (a batch,
+    or reading the items), one flushing transaction makes those batches durable before the error goes back."""
+
+    pending = False
+
+    def __enter__(self) -> _UnflushedCommits:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if kind is not None and self.pending:
+            try:
+                wal_flush()
+            except DatabaseError:
+                logger.exception("could not flush the import's committed batches to disk")
 
 
 def _batches(items: Iterable[DocumentInput], size: int) -> Iterator[list[DocumentInput]]:

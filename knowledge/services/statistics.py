@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from groundwork.rls import DatabaseScope, scope_reset, scope_set
 
 from ..models import CorpusStatistics
-from ..retrieval.sql import TENANT_CHUNK_SIZES, TENANT_LEXEMES, TENANT_SAMPLE_SIZE
+from ..retrieval.sql import TENANT_CHUNK_SIZES, TENANT_SAMPLE_SIZE, TENANT_STATISTICS_WRITE
 
 # A tenant larger than this is counted on an even sample of about this many chunks (every n-th id): ts_stat reads
 # every vector it is given, ~1 s per 100,000 chunks here, and shares of common words settle long before that.
@@ -33,14 +33,13 @@ def corpus_statistics_count(tenant_id: int) -> CorpusStatistics:
             if step > 1:
                 cursor.execute(TENANT_SAMPLE_SIZE, {"tenant_id": tenant_id, "step": step})
                 sampled = cursor.fetchone()[0]
-            cursor.execute(TENANT_LEXEMES, {"tenant_id": tenant_id, "step": step, "keep": LEXEMES_KEPT + 1})
-            rows = cursor.fetchall()
-            row = CorpusStatistics(tenant_id=tenant_id, chunks=chunks, sampled=sampled,
-                                   average_tokens=float(average_tokens), lexemes=[w for w, _ in rows[:LEXEMES_KEPT]],
-                                   counts=[n for _, n in rows[:LEXEMES_KEPT]], truncated=len(rows) > LEXEMES_KEPT)
-            CorpusStatistics.objects.bulk_create(
-                [row], update_conflicts=True, unique_fields=["tenant"],
-                update_fields=["chunks", "sampled", "average_tokens", "lexemes", "counts", "truncated", "counted_at"])
+            cursor.execute(TENANT_STATISTICS_WRITE, {
+                "tenant_id": tenant_id, "step": step, "keep": LEXEMES_KEPT, "chunks": chunks, "sampled": sampled,
+                "average_tokens": float(average_tokens)})
+            lexemes, counts, truncated, counted_at = cursor.fetchone()
     finally:
         scope_reset(tokens)
+    row = CorpusStatistics(tenant_id=tenant_id, chunks=chunks, sampled=sampled, average_tokens=float(average_tokens),
+                           lexemes=lexemes, counts=counts, truncated=truncated, counted_at=counted_at)
+    row._state.adding = False  # the stored row, as the statement returned it
     return row

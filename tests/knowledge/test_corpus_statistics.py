@@ -13,7 +13,7 @@ from knowledge.access import chunk_access_params
 from knowledge.models import CorpusStatistics, Source
 from knowledge.retrieval import statistics
 from knowledge.retrieval.lexical import lexical_search
-from knowledge.retrieval.sql import TENANT_LEXEMES, filters_sql
+from knowledge.retrieval.sql import TENANT_STATISTICS_WRITE, filters_sql
 from knowledge.retrieval.statistics import corpus_stats, corpus_stats_forget, idf_for
 from knowledge.services import DocumentInput, documents_import
 from knowledge.services import statistics as counting
@@ -192,7 +192,8 @@ def test_idf_follows_the_callers_counts():
 def test_counting_sql_takes_only_numbers_into_its_inner_query(world):
     # ts_stat reads its query as text: the tenant and step are formatted in as numbers, nothing else.
     with connection.cursor() as cursor, pytest.raises(DataError, match="bigint"):
-        cursor.execute(TENANT_LEXEMES, {"tenant_id": "1 OR true", "step": 1, "keep": 1})
+        cursor.execute(TENANT_STATISTICS_WRITE, {"tenant_id": "1 OR true", "step": 1, "keep": 1, "chunks": 1,
+                                                 "sampled": 1, "average_tokens": 1.0})
 
 
 def test_candidates_come_from_every_word_that_cannot_flood_them(settings):

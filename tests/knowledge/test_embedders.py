@@ -365,3 +365,20 @@ def test_raw_throughput_counts_texts_per_second(fake_openai):
     rate = raw_throughput(embedder, [f"t{i}" for i in range(20)])
     assert rate > 0
     assert [len(r.body["input"]) for r in fake_openai.requests] == [1, 10, 10]  # warm-up, then the timed run
+
+
+def test_each_process_of_a_worker_pool_embeds_on_its_share_of_the_cores(monkeypatch, settings):
+    from celery.signals import worker_process_init
+
+    import knowledge.tasks  # noqa: F401  (a worker loads it when it starts; it listens for each process's start)
+    from knowledge.embedders import onnx as onnx_module
+
+    monkeypatch.setattr(onnx_module.os, "cpu_count", lambda: 8)
+    monkeypatch.setitem(onnx_module._sharing, "processes", 1)
+    assert onnx_module.default_threads() == 4  # alone: the cores, at most 4
+    settings.CELERY_WORKER_CONCURRENCY = 4
+    worker_process_init.send(sender=None)  # what each prefork child hears as it starts (knowledge.tasks)
+    assert onnx_module.default_threads() == 2 and OnnxEmbedder(threads=None).threads == 2
+    assert OnnxEmbedder(threads=3).threads == 3  # EMBEDDING_ONNX_THREADS, when set, wins
+    onnx_module.processes_sharing_set(16)  # more processes than cores: one thread each, never none
+    assert onnx_module.default_threads() == 1

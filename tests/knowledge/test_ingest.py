@@ -161,3 +161,66 @@ def test_bulk_import_prepares_batches_without_the_database(world, corpus, django
     assert counts["created"] == 3
     for chunk in Chunk.objects.filter(document__source=corpus.acme_wiki, document__external_id__in=["md", "plain"]):
         assert chunk.structure == structure_dump(text_structure(chunk.text))
+
+
+def _commit_modes_heard() -> tuple[list[str], list[str]]:
+    """What each batch's transaction commits with (synchronous_commit inside it, read by a listener), and the
+    statements that flush the WAL."""
+    modes, flushes = [], []
+
+    def listener(changes):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            modes.append(cursor.fetchone()[0])
+
+    document_listener_register("commit-modes", listener)
+    return modes, flushes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_waits_for_the_disk_once_at_its_end(world, corpus):
+    """Every batch but the last commits without waiting for its WAL to reach the disk; the last, synchronous commit
+    flushes them all, so the import returns with everything durable (WAL is flushed in order)."""
+    admin = world.service(world.acme, role="admin")
+    modes, _ = _commit_modes_heard()
+    try:
+        counts = documents_import(authority=admin, source=corpus.acme_wiki, batch_size=2,
+                                  items=[_item(external_id=f"sync-{i}", body=f"Record {i}.") for i in range(5)])
+    finally:
+        document_listener_unregister("commit-modes")
+    assert counts["created"] == 5 and modes == ["off", "off", "on"]
+    with connection.cursor() as cursor:  # the setting was the transactions' own
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_import_flushes_the_batches_it_committed(world, corpus):
+    admin = world.service(world.acme, role="admin")
+    items = [_item(external_id=f"flush-{i}", body=f"Record {i}.") for i in range(5)]
+    items[4] = _item(external_id="flush-4", body="Record 4.", acl=("not a principal",))
+    modes, flushes = _commit_modes_heard()
+
+    def watch(execute, sql, params, many, context):
+        if "pg_current_xact_id" in str(sql):
+            flushes.append(connection.in_atomic_block)
+        return execute(sql, params, many, context)
+
+    try:
+        with connection.execute_wrapper(watch), pytest.raises(ValidationError):
+            documents_import(authority=admin, source=corpus.acme_wiki, items=items, batch_size=2)
+    finally:
+        document_listener_unregister("commit-modes")
+    assert modes == ["off", "off"] and flushes == [True]  # one flushing transaction after the failed batch
+    assert Document.objects.filter(source=corpus.acme_wiki, external_id__startswith="flush-").count() == 4
+
+
+def test_an_import_inside_a_transaction_leaves_its_commit_to_the_caller(world, corpus):
+    admin = world.service(world.acme, role="admin")
+    modes, _ = _commit_modes_heard()
+    try:
+        documents_import(authority=admin, source=corpus.acme_wiki, batch_size=2,
+                         items=[_item(external_id=f"outer-{i}", body=f"Record {i}.") for i in range(3)])
+    finally:
+        document_listener_unregister("commit-modes")
+    assert modes == ["on", "on"]
