@@ -217,7 +217,7 @@ class ThrottleBucket(models.Model):
 class AccessFence(models.Model):
     """The primary's WAL position after the latest access change of a tenant (groundwork/replicas.py): a replica
     serves that tenant's reads only once it has replayed past `lsn`. Set by triggers (groundwork/sql.py
-    FENCE_FUNCTIONS, knowledge/sql.py ACCESS_TRIGGERS) inside the writing transaction, where the commit's own
+    FENCE_FUNCTIONS, knowledge/sql/__init__.py ACCESS_TRIGGERS) inside the writing transaction, where the commit's own
     position is not known yet: they set `pending`, which sends the tenant's reads to the primary until a reader
     records a position taken after the commit. `tenant_id` 0 fences every tenant (a user deactivated or deleted:
     their memberships may lie in tenants the writer cannot see). A platform-wide table (no tenant key, no

@@ -168,7 +168,7 @@ class DocumentGrant(models.Model):
 
     Kept apart from DocumentAcl (the access the document's source, upload or connector gave it) so that no
     re-ingest or permission sync, which rewrite DocumentAcl wholesale, can undo it: the document's effective
-    `acl` array is the union of both tables (knowledge_document_acl_refresh, knowledge/sql.py). Removing a
+    `acl` array is the union of both tables (knowledge_document_acl_refresh, knowledge/sql/__init__.py). Removing a
     grant removes only what the grant added.
     """
 

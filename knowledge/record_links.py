@@ -1,7 +1,7 @@
 """Links between records, found in a record's body: Markdown and HTML links to other records, wiki-style
 `[[Page]]` links, and ticket keys (`ABC-123`) mentioned in another record.
 
-A link is stored as a (kind, key) reference (`DocumentLink`); `knowledge.sql.document_links_resolve` matches it
+A link is stored as a (kind, key) reference (`DocumentLink`); `knowledge.sql.links.document_links_write` matches it
 to a document of the same tenant whose own keys agree:
   url    — the record's `record_url` (fragment and trailing slash ignored), or the in-app viewer URL
            (`/t/<tenant>/documents/<id>/`, kind `doc`, key the id);

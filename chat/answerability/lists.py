@@ -53,13 +53,6 @@ def list_block(text: str, start: int, units: Sequence[Unit] | None = None) -> li
     return spans[first:last + 1]
 
 
-def heading_over(text: str, start: int, outline: str = "", units: Sequence[Unit] | None = None) -> str:
-    """The heading the sentence at `start` sits under: the last one above it in `text`, else the last of the
-    record's headings above the chunk (`outline`, as `Evidence.outline` gives it)."""
-    above = [text[u.start:u.end] for u in units_of(text, units) if u.start < start and u.kind == HEADING]
-    return above[-1] if above else outline_heading(outline)
-
-
 def outline_heading(outline: str) -> str:
     """The last of the record's headings above a chunk (`Evidence.outline`): the one its first lines sit under."""
     return outline.rsplit(" › ", 1)[-1] if outline else ""

@@ -1,4 +1,4 @@
-"""The keys a record answers to when a link names it (knowledge.sql._LINK_MATCH), as generated columns with an
+"""The keys a record answers to when a link names it (knowledge.sql.links._LINK_MATCH), as generated columns with an
 index each: resolving the links out of an ingest batch then probes the tenant's records by key instead of
 scanning all of them for every batch (quadratic over an import: SciFact's abstracts carry ticket-like keys such
 as IL-6). Columns, not expression indexes: under row-level security a qual that applies a non-leakproof

@@ -35,11 +35,11 @@ from ..record_links import LinkRef, links_extract, own_ticket_key
 from ..sql import (
     chunks_copy,
     commit_async_local,
-    document_links_write,
     documents_copy,
     source_defaults_share,
     wal_flush,
 )
+from ..sql.links import document_links_write
 from ..structure import structure_dump, text_structure
 from .grants import (
     _principal_ids,
@@ -411,11 +411,12 @@ def documents_import(*, authority: Authority, source: Source, items: Iterable[Do
     _require_writer(authority, source.tenant_id)
     counts = {"created": 0, "updated": 0, "metadata_updated": 0, "unchanged": 0, "chunks": 0}
     unflushed = _UnflushedCommits()
+    # Every batch but the last commits without waiting for the disk; the last one's commit flushes them all. Inside a
+    # caller's transaction the batches are savepoints, and its commit is the caller's to make.
+    inside = transaction.get_connection().in_atomic_block
 
     def write(batch: list[DocumentInput], prepared: Future, *, last: bool) -> None:
-        # Every batch but the last commits without waiting for the disk; the last one's commit flushes them all.
-        # Inside a caller's transaction the batches are savepoints, and its commit is the caller's to make.
-        flushed = last or transaction.get_connection().in_atomic_block
+        flushed = last or inside
         for result in _ingest_prepared(authority, source, prepared.result(), member=False, flushed=flushed):
             counts[result.status] += 1
             if result.status in ("created", "updated"):

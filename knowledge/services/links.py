@@ -6,7 +6,7 @@ from django.db import transaction
 
 from ..models import Document, DocumentLink
 from ..record_links import links_extract, own_ticket_key
-from ..sql import document_links_write
+from ..sql.links import document_links_write
 
 
 def document_links_backfill(*, tenant_id: int | None = None, batch_size: int = 500) -> int:

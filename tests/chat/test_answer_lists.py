@@ -5,7 +5,7 @@ for several things or a procedure, and only when the heading names what was aske
 import pytest
 
 from chat.answerability import answerability_judge
-from chat.answerability.lists import asks_for_several, heading_over, list_block, list_item_at
+from chat.answerability.lists import asks_for_several, list_block, list_item_at, outline_heading, sections_of
 from chat.extractive import compose_extractive_answer
 from tests.chat.factories import evidence, labelled
 
@@ -50,9 +50,11 @@ def test_a_list_is_its_items_up_to_the_next_heading_or_paragraph():
     # a sentence going on in an item belongs to it
     assert _texts(CHARGING.text, list_block(CHARGING.text, CHARGING.text.index("Charging runs")))[-2:] == [
         "Charging runs at a maximum of 20 A.", "The BMS stops charging at 90 %."]
-    assert heading_over(text, text.index("Omar Haddad")) == "Members"
-    assert heading_over("- Fleet availability of 97 %.", 2, "Northgate Pilot Extension › Success criteria") == \
-        "Success criteria"
+    # the heading an item sits under: the last one above it in the chunk, else the record's outline's last
+    (members,) = [s for s in sections_of(text, SAFETY.units) if any(
+        SAFETY.units[i].start == text.index("Omar Haddad") for i in s.body)]
+    assert members.heading == "Members"
+    assert outline_heading("Northgate Pilot Extension › Success criteria") == "Success criteria"
 
 
 @pytest.mark.parametrize(("question", "several"), [

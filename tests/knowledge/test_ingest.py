@@ -163,10 +163,9 @@ def test_bulk_import_prepares_batches_without_the_database(world, corpus, django
         assert chunk.structure == structure_dump(text_structure(chunk.text))
 
 
-def _commit_modes_heard() -> tuple[list[str], list[str]]:
-    """What each batch's transaction commits with (synchronous_commit inside it, read by a listener), and the
-    statements that flush the WAL."""
-    modes, flushes = [], []
+def _commit_modes_heard() -> list[str]:
+    """What each batch's transaction commits with: synchronous_commit inside it, read by a listener."""
+    modes = []
 
     def listener(changes):
         with connection.cursor() as cursor:
@@ -174,7 +173,7 @@ def _commit_modes_heard() -> tuple[list[str], list[str]]:
             modes.append(cursor.fetchone()[0])
 
     document_listener_register("commit-modes", listener)
-    return modes, flushes
+    return modes
 
 
 @pytest.mark.django_db(transaction=True)
@@ -182,7 +181,7 @@ def test_an_import_waits_for_the_disk_once_at_its_end(world, corpus):
     """Every batch but the last commits without waiting for its WAL to reach the disk; the last, synchronous commit
     flushes them all, so the import returns with everything durable (WAL is flushed in order)."""
     admin = world.service(world.acme, role="admin")
-    modes, _ = _commit_modes_heard()
+    modes = _commit_modes_heard()
     try:
         counts = documents_import(authority=admin, source=corpus.acme_wiki, batch_size=2,
                                   items=[_item(external_id=f"sync-{i}", body=f"Record {i}.") for i in range(5)])
@@ -199,7 +198,7 @@ def test_a_failed_import_flushes_the_batches_it_committed(world, corpus):
     admin = world.service(world.acme, role="admin")
     items = [_item(external_id=f"flush-{i}", body=f"Record {i}.") for i in range(5)]
     items[4] = _item(external_id="flush-4", body="Record 4.", acl=("not a principal",))
-    modes, flushes = _commit_modes_heard()
+    modes, flushes = _commit_modes_heard(), []
 
     def watch(execute, sql, params, many, context):
         if "pg_current_xact_id" in str(sql):
@@ -217,7 +216,7 @@ def test_a_failed_import_flushes_the_batches_it_committed(world, corpus):
 
 def test_an_import_inside_a_transaction_leaves_its_commit_to_the_caller(world, corpus):
     admin = world.service(world.acme, role="admin")
-    modes, _ = _commit_modes_heard()
+    modes = _commit_modes_heard()
     try:
         documents_import(authority=admin, source=corpus.acme_wiki, batch_size=2,
                          items=[_item(external_id=f"outer-{i}", body=f"Record {i}.") for i in range(3)])
