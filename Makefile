@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run dev serve serve-prod migrate seed test layers lint worker bench bench-scale clean-db help browser train-reader
+.PHONY: venv run dev serve serve-prod migrate seed test layers lint worker bench bench-scale clean-db help browser train-reader reader-carry reader-from-device reader-vendor
 
 help:
 	@echo "make run    - install, migrate, seed the demo tenant and sample data, serve http://$(HOST):$(PORT) (DEBUG off)"
@@ -20,7 +20,8 @@ help:
 	@echo "make bench  - benchmarks into var/bench/"
 	@echo "make bench-scale - retrieval speed at 1M chunks into var/bench/retrieval_scale.json (corpus built once, ~1 h on 2 cores, kept in var/bench-scale)"
 	@echo "make lint   - ruff"
-	@echo "make train-reader - fine-tune the reader on SQuAD train, export int8 ONNX, fit its threshold (~1 h on 2 cores)"
+	@echo "make train-reader - fine-tune the reader on SQuAD train (both stages), export int8 ONNX, fit its threshold (hours on 2 cores)"
+	@echo "make reader-carry / reader-from-device DEVICE_OUT=DIR - the same recipe in one call on a lent GPU (docs/answering.md)"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -101,18 +102,38 @@ bench-scale: venv
 	  benchmarks_page_write(Path('var/bench'), Path('docs/benchmarks.md'))"
 
 # The reader (chat/reader, opt-in: ANSWERABILITY_JUDGE=reader): fine-tuned from all-MiniLM-L6-v2 on SQuAD train
-# (squad_train in the shared eval data) in its own venv with the `train` extra (torch, transformers: never in .venv), resumable from var/reader-train/checkpoint.pt; then exported
-# to int8 ONNX in chat/reader/data/ and its calibration and threshold fitted on SQuAD 2.0 dev's even articles.
+# (squad_train in the shared eval data) in its own venv with the `train` extra (torch, transformers: never in .venv),
+# both stages of the recipe (training.reader.device.STAGES), each resumable from its checkpoint under
+# var/reader-train; then exported to int8 ONNX in chat/reader/data/ and its calibration and threshold fitted on
+# SQuAD 2.0 dev's even articles. On 2 cores the whole recipe takes many hours: train on a GPU instead
+# (reader-carry, then reader-from-device; docs/answering.md, "Training the reader on a GPU").
 TRAIN_VENV := .venv-train
 # torch first, pinned: our machines hold this CPU build on disk and pip takes it from there; an unpinned `torch`
 # (what the extra asks for) would fetch a CUDA build of several GB. Override it on a GPU machine.
 TORCH ?= torch==2.13.0
-train-reader: venv
+$(TRAIN_VENV)/.installed: pyproject.toml
 	@test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(TRAIN_VENV)/bin/python -m pip install --quiet '$(TORCH)'
 	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[train]'
-	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.train --out var/reader-train
+	@touch $@
+
+train-reader: venv $(TRAIN_VENV)/.installed
+	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.device local --work var/reader-train
+	$(MAKE) reader-vendor
+
+# The files a GPU machine needs to run the recipe in one call (the checked base weights as fp16, the training data),
+# into var/reader-carry: about 51 MiB, carried beside the repository.
+reader-carry: $(TRAIN_VENV)/.installed
+	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.device pack --carry var/reader-carry
+
+# What the GPU call returned (DEVICE_OUT: the folder its files came back into) into the vendored reader.
+reader-from-device: venv $(TRAIN_VENV)/.installed
+	@test -n "$(DEVICE_OUT)" || { echo "set DEVICE_OUT to the folder the device's files came back into"; exit 2; }
+	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.device unpack --from $(DEVICE_OUT) --work var/reader-train
+	$(MAKE) reader-vendor
+
+reader-vendor: venv $(TRAIN_VENV)/.installed
 	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.export --work var/reader-train
 	$(BIN)/python manage.py fit_reader --write
 	PYTHONPATH=. $(TRAIN_VENV)/bin/python -m training.reader.card

