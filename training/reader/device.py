@@ -6,7 +6,7 @@ and gives back at most 8 files of 16 MiB each. The base model's fp32 weights are
 
 - `pack` (here, in the train venv): the base weights, checked against their upstream sha256
   (training.reader.train.BASE_SHA256), halved to fp16, and the SQuAD training files, into `var/reader-carry`
-  with a manifest of every file's sha256 (about 54 MB).
+  with a manifest of every file's sha256 (about 51 MiB).
 - `train` (there): checks the manifest, widens the base back to fp32 and runs both stages of the recipe
   (`STAGES`). After each stage the reader's weights go to --out as fp16 in parts of at most 15 MiB, with its
   config and the figures, so a run cut short still returns the first stage.
@@ -35,6 +35,7 @@ MANIFEST = "manifest.json"
 
 
 def sha256_of(path: Path) -> str:
+    # Not knowledge.embedders.onnx.file_sha256: importing that package imports Django, which the GPU machine lacks.
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -172,8 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from", dest="source", type=Path, default=None, help="unpack: the returned files")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every stage's epochs (a smoke run: 0.01)")
     parser.add_argument("--limit", type=int, default=0, help="passed to training.reader.train (a smoke run)")
+    parser.add_argument("--checkpoint-every", type=int, default=None,
+                        help="steps between checkpoints (train: 1000, a GPU takes ~9,000 steps; local: 200)")
     args = parser.parse_args(argv)
     extra = ["--limit", str(args.limit)] if args.limit else []
+    every = args.checkpoint_every or (1000 if args.verb == "train" else 200)
+    extra += ["--checkpoint-every", str(every)]
     if args.verb == "pack":
         pack(args.carry, args.data, args.work)
     elif args.verb == "train":
