@@ -71,7 +71,7 @@ class Message(models.Model):
     # Retrieved by full text alone because the embedder failed or timed out: the answer stands on its citations,
     # but paraphrased evidence may have been missed.
     lexical_only = models.BooleanField(default=False, db_default=False)
-    # The version id of the answerability judge that decided the answer ("reader:2026-12", "rules:2026-12"; empty
+    # The version id of the answerability judge that decided the answer ("reader:2026-12", "rules:2026-12-06"; empty
     # when none did: small talk, a statement, an answer from the cache of an older row).
     judge = models.CharField(max_length=40, blank=True, default="", db_default="")
     # The version id of the rule set that composed the answer from evidence sentences ("compose:2026-12-06"; empty

@@ -161,12 +161,26 @@ def restates_question(sentence: str, question: str, answer_type: AnswerType, *, 
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|[\"“(]\s*)$")
 
 
+# A month the question names ("the collision in August") is there where the record dates something in that month
+# the ISO way ("2025-08-19"), as tickets, logs and change histories do. Only year-first dates: "08/09/2025" reads
+# either way round.
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+_ISO_MONTH = re.compile(r"(?<![\w-])\d{4}-(0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?(?![\w-])")
+
+
+def _iso_months(text: str) -> set[str]:
+    """The months `text` dates something in, year first, as stemmed terms (what `term_set` holds)."""
+    return {stem(_MONTH_NAMES[int(m.group(1)) - 1]) for m in _ISO_MONTH.finditer(text)}
+
+
 def identifiers_absent(question: str, text: str) -> list[str]:
     """The question's numbers and capitalised names (not its first word) that `text` does not contain:
     a question about "the 1000's" or "King Louis" is not answered by a record about other ones. An acronym is
-    there where the text writes it out ("PTO": "paid time off")."""
+    there where the text writes it out ("PTO": "paid time off"), a month where it dates something in it
+    ("August": "2025-08-19")."""
     have_numbers = set(numbers(text))
-    have_terms = term_set(text)
+    have_terms = term_set(text) | _iso_months(text)
     missing = [n for n in numbers(question) if n not in have_numbers]
     asked = normalise(question)
     written = set(acronyms(asked))

@@ -26,7 +26,7 @@ from chat.evidence import Evidence
 logger = logging.getLogger(__name__)
 
 # Dated ids of the rule sets: a change to the rules that moves answers is a new id.
-RULES_VERSION = "rules:2026-12"
+RULES_VERSION = "rules:2026-12-06"
 LEARNED_VERSION = "learned:2026-11"
 
 

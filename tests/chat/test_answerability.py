@@ -391,6 +391,19 @@ def test_verdict_refuses_a_swapped_entity():
     assert answered.answerable and "King Charles III" in answered.sentence
 
 
+def test_a_month_the_question_names_is_held_by_an_iso_date_in_that_month():
+    collision = evidence("On 2025-08-19 at 14:37 local time, K2 robot serial K2-0117 drove into the end of rack 19B at "
+                         "Northgate. The bumper triggered and the robot stopped within 12 cm.",
+                         title="Post-mortem: K2 rack collision at Northgate")
+    assert identifiers_absent("What happened in the rack collision at Northgate in August?", collision.text) == []
+    # Another month, a date written day-or-month first, or a code that only looks like a date do not hold it.
+    assert identifiers_absent("What happened at Northgate in July?", collision.text) == ["july"]
+    assert identifiers_absent("What broke in August?", "Rack 19B broke on 08/09/2025.") == ["august"]
+    assert identifiers_absent("What broke in August?", "Ticket KR-2025-08 was closed.") == ["august"]
+    verdict = answerability_judge("What happened in the rack collision at Northgate in August?", [collision])
+    assert not any(reason.startswith("missing:") for reason in verdict.reasons), verdict
+
+
 def test_verdict_refuses_a_missing_name_or_number():
     assert identifiers_absent("Who gave their name to Normandy in the 1000's?", NORMANS.text) == ["1000"]
     assert identifiers_absent("Who ruled Normandy after King Louis?", NORMANS.text) == ["louis"]
