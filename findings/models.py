@@ -118,7 +118,9 @@ class Claim(models.Model):
     `policy` is a copy of the predicate's policy: the exclusion constraint needs it in the row, and a
     relation's policy is not meant to change under existing claims. `object_key` is the object as identity
     sees it (the entity key, or the folded literal). `embedding` is the statement's vector in the knowledge
-    index's dimension, or NULL when no embedder runs; matching then falls back to text similarity.
+    index's dimension, made only once similarity decides something about it (findings/README.md, "Embedded
+    when compared"): NULL for a state relation, for a claim alone in its slot, and when no embedder runs;
+    matching then falls back to text similarity.
     """
 
     class Status(models.TextChoices):

@@ -19,8 +19,10 @@ Without a verdict model nothing needs to happen outside a transaction, so steps 
 locked transaction: tiers one to three run once, under the lock, instead of once before it and again in it. So
 does a first attempt at a batch of repeats (every identity current when prepared: a record read again), whatever
 the model: a NOOP touches no other slot and asks no model, and it writes no claim, so it reserves no ids either.
-Statements are embedded only when tier two needs them: a fact whose identity is already current (a repeat,
-the common case when records are re-read) is a NOOP by tier one and never reaches the embedder.
+Statements are embedded only where tier two compares them: never for a state relation (its verdict reads object
+keys, not similarity), and for a set or event fact only when its slot already holds a current claim. A repeat
+(the common case when records are re-read) is a NOOP by tier one and never reaches the embedder; a fact that
+opens a slot is stored without a vector, and the first fact to meet it there embeds it then.
 
 A batch is written in rounds with at most one candidate per slot each: two candidates of one slot in the same
 statement would both be judged against the claims before either, and one of them would silently lose.
@@ -53,7 +55,7 @@ from .consolidation import (
     fact_identity,
     state_slot_key,
 )
-from .models import Entity, RelationType, ReviewItem
+from .models import RelationType, ReviewItem
 from .sql import matching
 
 logger = logging.getLogger(__name__)
@@ -70,8 +72,13 @@ class _PlanMoved(Exception):
 
 
 class _NeedsEmbedding(_PlanMoved):
-    """Tier two met candidates whose statements were not embedded (their identity was current when the batch
-    was prepared, and no longer is): embed them, then plan again."""
+    """Tier two compares candidates or current claims whose statements carry no vector (their slot was empty,
+    or their identity current, when the batch was prepared, and no longer is): embed them, then plan again."""
+
+    def __init__(self, message: str, candidates: Sequence[_Candidate], claims: dict[int, str]) -> None:
+        super().__init__(message)
+        self.candidates = list(candidates)
+        self.claims = claims  # claim id → statement
 
 
 @dataclass(frozen=True)
@@ -164,17 +171,6 @@ def _transient_retries() -> Retrying:
     )
 
 
-def _entities_ensure(tenant_id: int, named: dict[str, tuple[str, str]]) -> dict[str, int]:
-    """key → entity id, creating missing ones. Entities are only ever added, so this needs no slot lock."""
-    if not named:
-        return {}
-    Entity.objects.bulk_create(
-        [Entity(tenant_id=tenant_id, key=key, name=name[:300], kind=kind[:64]) for key, (name, kind) in named.items()],
-        ignore_conflicts=True,
-    )
-    return dict(Entity.objects.filter(tenant_id=tenant_id, key__in=list(named)).values_list("key", "id"))
-
-
 def _embed(statements: Sequence[str]) -> list[str | None]:
     """Statement vectors as pgvector literals, or None each when no embedder fits the claim column."""
     from knowledge.embedders import EmbeddingError, embedder_get
@@ -193,6 +189,20 @@ def _embed(statements: Sequence[str]) -> list[str | None]:
 _dimension: dict[str, int] = {}
 
 
+def _embedder_fits() -> bool:
+    """An embedder runs and its vectors fit the claim column (otherwise similarity is trigram overlap)."""
+    from knowledge.embedders import embedder_get
+
+    embedder = embedder_get()
+    return embedder is not None and embedder.dimension == _claim_dimension()
+
+
+def _compared(c: _Candidate) -> bool:
+    """Tier two's similarity decides this candidate's verdict: not a repeat, and not a state relation (one
+    current value per window: its verdict reads object keys only, see consolidation.decide)."""
+    return not c.current and c.policy != RelationType.Policy.STATE
+
+
 def _claim_dimension() -> int:
     if "d" not in _dimension:  # fixed per process: changing the column needs a migration and a restart
         _dimension["d"] = sql.claim_dimension_get()
@@ -201,8 +211,7 @@ def _claim_dimension() -> int:
 
 def _candidates(tenant_id: int, facts: Sequence[FactInput]) -> list[_Candidate]:
     with transaction.atomic():  # one scope and one round trip each, not an autocommit transaction per statement
-        relations = {name: (pk, policy)
-                     for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
+        relations = sql.relation_policies()
         facts_kept = [f if f.valid_to is None or f.valid_to > f.valid_from else replace(f, valid_to=None)
                       for f in facts if f.predicate in relations]
         named: dict[str, tuple[str, str]] = {}
@@ -210,14 +219,19 @@ def _candidates(tenant_id: int, facts: Sequence[FactInput]) -> list[_Candidate]:
             named.setdefault(entity_key(f.subject), (f.subject, f.subject_kind))
             if f.object_kind is not None:
                 named.setdefault(entity_key(f.object), (f.object, f.object_kind))
-        entity_ids = _entities_ensure(tenant_id, named)
+        entity_ids = sql.entities_ensure(tenant_id, named)  # only ever added: no slot lock needed
         candidates = _merged(facts_kept, relations, entity_ids)
         live = matching.live_identities(tenant_id, [c.identity for c in candidates])
-    for c in candidates:
-        c.current = (c.identity, c.fact.scope, c.fact.perspective) in live
-    # Only what tier two will match is embedded; a current identity is a NOOP (if it stops being current before
-    # the lock, planning raises _NeedsEmbedding and the next cycle embeds it).
-    _embed_candidates([c for c in candidates if not c.current])
+        for c in candidates:
+            c.current = (c.identity, c.fact.scope, c.fact.perspective) in live
+        compared = [c for c in candidates if _compared(c)]
+        held = matching.slots_unembedded(tenant_id, [(c.index, *c.slot) for c in compared]) \
+            if compared and _embedder_fits() else {}
+    # Only what tier two will compare is embedded: a set or event fact whose slot holds a current claim, and that
+    # slot's claims still without a vector. Should a slot fill up before the lock, planning raises _NeedsEmbedding
+    # and the next cycle embeds what it met.
+    _embed_compared([c for c in compared if c.index in held],
+                    {claim_id: statement for found in held.values() for claim_id, statement in found.items()})
     return candidates
 
 
@@ -248,11 +262,18 @@ def _merged(facts: Sequence[FactInput], relations: dict[str, tuple[int, str]],
     return list(merged.values())
 
 
-def _embed_candidates(candidates: Sequence[_Candidate]) -> None:
-    """Embed the statements of those not embedded yet, in one call (outside any transaction)."""
+def _embed_compared(candidates: Sequence[_Candidate], claims: dict[int, str]) -> None:
+    """Embed, in one call and outside any transaction, the candidates not embedded yet and the current claims
+    (id → statement) stored without a vector; store the claims' vectors."""
     todo = [c for c in candidates if not c.embedded]
-    for candidate, vector in zip(todo, _embed([c.fact.statement for c in todo]), strict=True):
+    if not todo and not claims:
+        return
+    vectors = _embed([c.fact.statement for c in todo] + list(claims.values()))
+    for candidate, vector in zip(todo, vectors, strict=False):
         candidate.embedding, candidate.embedded = vector, True
+    filled = {claim_id: v for claim_id, v in zip(claims, vectors[len(todo):], strict=True) if v is not None}
+    if filled:
+        matching.claims_embedding_fill(filled)
 
 
 def _rounds(candidates: list[_Candidate]) -> list[list[_Candidate]]:
@@ -284,9 +305,6 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
     live = matching.live_identities(tenant_id, [c.identity for c in batch])
     hits = {c.index: live[(c.identity, c.fact.scope, c.fact.perspective)] for c in batch
             if (c.identity, c.fact.scope, c.fact.perspective) in live}
-    unembedded = [c for c in batch if c.index not in hits and not c.embedded]
-    if unembedded:
-        raise _NeedsEmbedding(f"{len(unembedded)} candidate(s) to match were not embedded")
     rows = [matching.CandidateRow(index=c.index, subject_id=c.subject_id, predicate_id=c.predicate_id,
                                   policy=c.policy, scope=c.fact.scope, perspective=c.fact.perspective,
                                   statement=c.fact.statement, embedding=c.embedding, valid_from=c.fact.valid_from,
@@ -298,10 +316,33 @@ def _plan(tenant_id: int, batch: list[_Candidate]) -> _Plan:
                                 valid_to=c.fact.valid_to, object_key=c.object_key)
               for c in batch if c.policy == RelationType.Policy.STATE and c.index not in hits]
     held = [r for r in states if r.object_entity_id is not None]
+    matches = matching.claims_match(tenant_id, rows)
+    _embedding_check(batch, hits, matches)
     replaced = matching.claims_replaced(tenant_id, states)
-    return _Plan(identity_hits=hits, matches=matching.claims_match(tenant_id, rows),
-                 successions=matching.claims_succession(tenant_id, held),
+    return _Plan(identity_hits=hits, matches=matches, successions=matching.claims_succession(tenant_id, held),
                  history_hits=replaced.corroborated, overtaken=replaced.overtaken)
+
+
+def _embedding_check(batch: list[_Candidate], hits: dict[int, int],
+                     matches: dict[int, list[matching.MatchRow]]) -> None:
+    """Raise _NeedsEmbedding where similarity decides a verdict but a side of the comparison has no vector yet: a
+    candidate met current claims it was not embedded for, or an embedded one met a claim stored without one."""
+    compared = [c for c in batch if c.index not in hits and c.policy != RelationType.Policy.STATE
+                and matches.get(c.index)]
+    if not compared:
+        return
+    if not _embedder_fits():
+        for c in compared:  # nothing to embed with: trigram similarity it is, for this and every later cycle
+            c.embedded = True
+        return
+    candidates = [c for c in compared if not c.embedded]
+    # An embedded candidate without a vector is one the embedder failed on: it is compared by text, and so are
+    # the claims it meets (asking again would only fail again).
+    claims = {m.claim_id: m.statement for c in compared if c.embedding is not None or not c.embedded
+              for m in matches[c.index] if m.unembedded}
+    if candidates or claims:
+        raise _NeedsEmbedding(f"{len(candidates)} candidate(s) and {len(claims)} claim(s) to compare have no "
+                              "statement vector", candidates, claims)
 
 
 @dataclass
@@ -476,13 +517,14 @@ def _preplanned(tenant_id: int, batch: list[_Candidate], verdict_model: VerdictM
     to learn which other subjects' slots a state fact touches (named predecessors, replaced versions), so that all
     the locks are taken in one ordered statement. Otherwise (None, None): the batch is planned under the lock.
 
-    A first cycle of repeats (every candidate's identity current when prepared: a record read again) is planned
-    under the lock too, without a model: a NOOP touches no other slot and asks no model. Should one have stopped
-    being current meanwhile, the plan under the lock names a slot it did not lock, or needs a model, and the
-    next cycle plans before the lock as usual."""
+    A first cycle is planned under the lock only where nothing can need a model call: without a verdict model,
+    or for a batch of repeats (every candidate's identity current when prepared: a record read again; a NOOP
+    touches no other slot and asks no model). Most state facts touch no other subject's slot either, so the
+    first cycle bets on that: should the plan under the lock name a slot it did not lock (or need a model), the
+    attempt is abandoned and the next cycle plans before the lock as usual."""
     if verdict_model is None and not any(c.policy == RelationType.Policy.STATE for c in batch):
         return None, None
-    if first_cycle and all(c.current for c in batch):
+    if first_cycle and (verdict_model is None or all(c.current for c in batch)):
         return None, None
     with transaction.atomic():  # read-only: one scope for its four statements, no lock held
         planned = _plan(tenant_id, batch)
@@ -514,7 +556,7 @@ def claims_write(
                 break
             except _NeedsEmbedding as moved:
                 logger.info("chunk %s: %s (cycle %d)", label, moved, cycle)
-                _embed_candidates(batch)
+                _embed_compared(moved.candidates, moved.claims)
             except _PlanMoved as moved:
                 logger.info("chunk %s: %s (cycle %d)", label, moved, cycle)
         else:

@@ -11,9 +11,10 @@ import os
 from typing import Any
 
 
-def run(database: dict[str, Any], tenant_id: int, work: list[tuple[int, list[dict[str, Any]]]], barrier,
+def run(database: dict[str, Any], tenant_id: int, facts: dict[int, list[dict[str, Any]]], queue, barrier,
         results, processes: int) -> None:
-    """Write `work` (chunk id, facts as FactInput fields) after `barrier`; put (errors, plans made) on `results`.
+    """After `barrier`, take chunk ids from `queue` until None and write each one's `facts` (FactInput fields),
+    as a Celery worker takes the next task off the broker; put (errors, plans made, chunks written) on `results`.
     Django and the embedder load before the barrier, so start-up is not timed."""
     import django
 
@@ -31,18 +32,19 @@ def run(database: dict[str, Any], tenant_id: int, work: list[tuple[int, list[dic
     process_default_scope_set("bench:findings writer")
     processes_sharing_set(processes)  # as a Celery prefork pool of this many processes does (knowledge.tasks)
     errors: list[str] = []
-    cycles = 0
+    cycles = written = 0
     try:
         embedder = embedder_get()
         if embedder is not None:
             embedder.embed_documents(["warm up"])
-        batches = [(chunk_id, [FactInput(**fact) for fact in facts]) for chunk_id, facts in work]
+        batches = {chunk_id: [FactInput(**fact) for fact in chunk_facts] for chunk_id, chunk_facts in facts.items()}
         barrier.wait(timeout=600)
-        for chunk_id, facts in batches:
-            cycles += claims_write(tenant_id=tenant_id, facts=facts, label=str(chunk_id)).cycles
+        while (chunk_id := queue.get(timeout=600)) is not None:
+            cycles += claims_write(tenant_id=tenant_id, facts=batches[chunk_id], label=str(chunk_id)).cycles
+            written += 1
     except Exception as exc:  # reported as an anomaly, not raised: the bench must finish and clean up
         errors.append(f"{type(exc).__name__}: {exc}")
         barrier.abort()  # a writer that cannot start must not leave the others waiting out the timeout
     finally:
         connections.close_all()
-        results.put((errors, cycles))
+        results.put((errors, cycles, written))

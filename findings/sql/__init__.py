@@ -42,6 +42,57 @@ def slots_lock(keys: Sequence[int]) -> None:
         cursor.execute(_LOCK, {"keys": sorted(set(keys))})
 
 
+_RELATIONS = sql.SQL("SELECT name, id, policy FROM {relation}").format(
+    relation=sql.Identifier("findings_relation_type"))
+
+
+def relation_policies() -> dict[str, tuple[int, str]]:
+    """Relation name → (id, policy), for the writer (one plain read: the ORM's per-query cost counts there)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_RELATIONS)
+        return {name: (pk, policy) for name, pk, policy in cursor.fetchall()}
+
+
+_ENTITIES_ENSURE = sql.SQL(
+    """
+    WITH named AS (
+        SELECT * FROM unnest(%(key)s::text[], %(name)s::text[], %(kind)s::text[]) AS n(key, name, kind)
+    ), added AS (
+        INSERT INTO {entity} (tenant_id, key, name, kind, created_at)
+        SELECT %(tenant_id)s, key, name, kind, now() FROM named ORDER BY key
+        ON CONFLICT (tenant_id, key) DO NOTHING
+        RETURNING key, id
+    )
+    SELECT key, id FROM added
+     UNION ALL
+    SELECT e.key, e.id FROM {entity} e JOIN named n ON n.key = e.key WHERE e.tenant_id = %(tenant_id)s
+    """
+).format(entity=sql.Identifier("findings_entity"))
+
+_ENTITIES_GET = sql.SQL("SELECT key, id FROM {entity} WHERE tenant_id = %(tenant_id)s AND key = ANY(%(key)s::text[])"
+                        ).format(entity=sql.Identifier("findings_entity"))
+
+
+def entities_ensure(tenant_id: int, named: dict[str, tuple[str, str]]) -> dict[str, int]:
+    """key → entity id for `named` (key → (name, kind)), adding the missing ones in one statement, in key order
+    (two writers adding overlapping entities wait on each other in the same order, never crosswise).
+
+    The statement's read sees the table as it was when the statement began, so an entity another writer added
+    meanwhile (its insert here did nothing) comes from a second read, which sees it committed."""
+    if not named:
+        return {}
+    params = {"tenant_id": tenant_id, "key": list(named), "name": [name[:300] for name, _ in named.values()],
+              "kind": [kind[:64] for _, kind in named.values()]}
+    with connection.cursor() as cursor:
+        cursor.execute(_ENTITIES_ENSURE, params)
+        found = dict(cursor.fetchall())
+        missing = [key for key in named if key not in found]
+        if missing:
+            cursor.execute(_ENTITIES_GET, {"tenant_id": tenant_id, "key": missing})
+            found.update(cursor.fetchall())
+    return found
+
+
 _TRIM = sql.SQL(
     """
     WITH plan AS (

@@ -49,18 +49,19 @@ class MatchRow:
     object_key: str
     statement: str
     similarity: float
+    unembedded: bool = False  # the claim carries no statement vector (written into an empty slot, or before one)
 
 
 _MATCH = sql.SQL(
     """
-    SELECT b.idx, m.id, m.object_key, m.statement, m.similarity
+    SELECT b.idx, m.id, m.object_key, m.statement, m.similarity, m.unembedded
       FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(policy)s::text[],
                   %(scope)s::text[], %(perspective)s::text[], %(statement)s::text[], %(embedding)s::text[],
                   %(vfrom)s::timestamptz[], %(vto)s::timestamptz[], %(object_key)s::text[])
            AS b(idx, subject_id, predicate_id, policy, scope, perspective, statement, embedding, vfrom, vto,
                 object_key)
      CROSS JOIN LATERAL (
-           SELECT c.id, c.object_key, c.statement,
+           SELECT c.id, c.object_key, c.statement, c.embedding IS NULL AS unembedded,
                   CASE WHEN c.embedding IS NOT NULL AND b.embedding IS NOT NULL
                        THEN 1 - (c.embedding <=> b.embedding::vector)
                        ELSE similarity(c.statement, b.statement) END AS similarity
@@ -100,8 +101,8 @@ def claims_match(tenant_id: int, rows: Sequence[CandidateRow], top_k: int = TOP_
     }
     with connection.cursor() as cursor:
         cursor.execute(_MATCH, params)
-        for idx, claim_id, object_key, statement, similarity in cursor.fetchall():
-            found[idx].append(MatchRow(idx, claim_id, object_key, statement, float(similarity)))
+        for idx, claim_id, object_key, statement, similarity, unembedded in cursor.fetchall():
+            found[idx].append(MatchRow(idx, claim_id, object_key, statement, float(similarity), unembedded))
     return found
 
 
@@ -240,6 +241,69 @@ def claims_replaced(tenant_id: int, rows: Sequence[StateRow]) -> Replaced:
             elif lower is not None and lower < row.valid_from:
                 found.overtaken.setdefault(idx, []).append(Overtaken(claim_id, subject_id, upper))
     return found
+
+
+_SLOTS_UNEMBEDDED = sql.SQL(
+    """
+    SELECT s.idx, u.id, u.statement
+      FROM unnest(%(idx)s::int[], %(subject)s::bigint[], %(predicate)s::bigint[], %(scope)s::text[],
+                  %(perspective)s::text[]) AS s(idx, subject_id, predicate_id, scope, perspective)
+     CROSS JOIN LATERAL (
+           -- one row that says the slot holds a current claim at all ...
+           (SELECT c.id, NULL::text AS statement
+              FROM {claim} c
+             WHERE c.tenant_id = %(tenant_id)s AND c.subject_id = s.subject_id AND c.predicate_id = s.predicate_id
+               AND c.scope = s.scope AND c.perspective = s.perspective AND upper_inf(c.recorded)
+             LIMIT 1)
+           UNION ALL
+           -- ... and each current claim of it that carries no statement vector yet
+           (SELECT c.id, c.statement
+              FROM {claim} c
+             WHERE c.tenant_id = %(tenant_id)s AND c.subject_id = s.subject_id AND c.predicate_id = s.predicate_id
+               AND c.scope = s.scope AND c.perspective = s.perspective AND upper_inf(c.recorded)
+               AND c.embedding IS NULL)
+     ) AS u
+    """
+).format(claim=sql.Identifier("findings_claim"))
+
+
+def slots_unembedded(tenant_id: int, slots: Sequence[tuple[int, int, int, str, str]]) -> dict[int, dict[int, str]]:
+    """For (index, subject, predicate, perspective, scope) slots: index → {claim id: statement} of the slot's
+    current claims without a statement vector, for the slots that hold any current claim (an empty dict when
+    every one is embedded); an empty slot is left out. The writer embeds a statement only where tier two will
+    compare it with something (findings/README.md, "Embedded when compared")."""
+    found: dict[int, dict[int, str]] = {}
+    if not slots:
+        return found
+    params = {"tenant_id": tenant_id, "idx": [s[0] for s in slots], "subject": [s[1] for s in slots],
+              "predicate": [s[2] for s in slots], "perspective": [s[3] for s in slots],
+              "scope": [s[4] for s in slots]}
+    with connection.cursor() as cursor:
+        cursor.execute(_SLOTS_UNEMBEDDED, params)
+        for idx, claim_id, statement in cursor.fetchall():
+            held = found.setdefault(idx, {})
+            if statement is not None:
+                held[claim_id] = statement
+    return found
+
+
+_EMBEDDING_FILL = sql.SQL(
+    """
+    UPDATE {claim} c SET embedding = f.embedding::vector
+      FROM unnest(%(id)s::bigint[], %(embedding)s::text[]) AS f(id, embedding)
+     WHERE c.id = f.id AND c.embedding IS NULL
+    """
+).format(claim=sql.Identifier("findings_claim"))
+
+
+def claims_embedding_fill(vectors: dict[int, str]) -> int:
+    """Give claims their statement vectors (pgvector literals) where they have none. A vector is derived from
+    the statement, which never changes, so this needs no slot lock and two writers filling one claim agree."""
+    if not vectors:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(_EMBEDDING_FILL, {"id": list(vectors), "embedding": list(vectors.values())})
+        return cursor.rowcount
 
 
 _LIVE_IDENTITIES = sql.SQL(

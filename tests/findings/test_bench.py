@@ -75,3 +75,19 @@ def test_the_lock_wait_sampler_sees_a_writer_waiting_for_a_slot():
     blocked.join(timeout=10)
     assert not blocked.is_alive()
     assert samples["active"] >= 1 and samples["waiting"] >= 1, samples
+
+
+def test_the_shared_queue_holds_every_chunk_twice_a_few_places_apart():
+    """The eight writers take chunks off one queue; each chunk's second write must come soon after its first, or
+    the two would never hold its slots at the same time and the bench would measure no races."""
+    from collections import Counter
+
+    ids = list(range(100, 140))
+    order = bench._queue_order(ids)
+    assert Counter(order) == Counter(ids * 2)
+    assert list(dict.fromkeys(order)) != ids  # first writes shuffled, not in chunk order
+    for chunk_id in ids:
+        first = order.index(chunk_id)
+        second = order.index(chunk_id, first + 1)
+        assert 1 <= second - first <= 2 * bench.REWRITE_GAP + 1
+    assert bench._queue_order([]) == [] and sorted(bench._queue_order([7])) == [7, 7]
