@@ -209,6 +209,23 @@ def prepared_cursor() -> Iterator:
         yield cursor
 
 
+@contextmanager
+def bound_cursor() -> Iterator:
+    """A Django cursor on the primary (so the execute wrappers, row-level security's scope among them, still
+    apply) that sends parameters apart from the statement instead of quoting them into its text.
+
+    Why: Django's psycopg cursors bind client-side, so a batch travelling as typed arrays (`unnest`) becomes a
+    statement of literal arrays that Postgres parses anew each time: for the consolidation writer's statements
+    that took 0.68 ms a statement against 0.32 ms bound server-side (same statement, same machine). psycopg
+    prepares a statement it has run `prepare_threshold` times on the connection (DATABASE_PREPARED_STATEMENTS).
+    For statements whose text is fixed and whose parameters are all typed by casts or by their column."""
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        cursor = connection._prepare_cursor(ServerBindingCursor(connection.connection))
+    with cursor:
+        yield cursor
+
+
 # One request counted under a key, in a fixed window, by one statement: the conflicting row is locked, so
 # concurrent requests count exactly (a read-then-write would let a burst through). Windows older than two
 # lengths are removed first: the table holds only what is still being counted.

@@ -19,6 +19,8 @@ from typing import Any
 from django.db import connection
 from psycopg import sql
 
+from groundwork.sql import bound_cursor
+
 
 def slot_lock_key(tenant_id: int, subject_id: int, predicate_id: int, perspective: str, scope: str) -> int:
     """A signed 64-bit advisory-lock key for one consolidation slot. blake2b rather than Python's `hash()`:
@@ -38,7 +40,7 @@ _LOCK = sql.SQL(
 
 def slots_lock(keys: Sequence[int]) -> None:
     """Take one transaction-scoped advisory lock per slot key, in ascending order. Call inside a transaction."""
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_LOCK, {"keys": sorted(set(keys))})
 
 
@@ -48,7 +50,7 @@ _RELATIONS = sql.SQL("SELECT name, id, policy FROM {relation}").format(
 
 def relation_policies() -> dict[str, tuple[int, str]]:
     """Relation name → (id, policy), for the writer (one plain read: the ORM's per-query cost counts there)."""
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_RELATIONS)
         return {name: (pk, policy) for name, pk, policy in cursor.fetchall()}
 
@@ -83,7 +85,7 @@ def entities_ensure(tenant_id: int, named: dict[str, tuple[str, str]]) -> dict[s
         return {}
     params = {"tenant_id": tenant_id, "key": list(named), "name": [name[:300] for name, _ in named.values()],
               "kind": [kind[:64] for _, kind in named.values()]}
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_ENTITIES_ENSURE, params)
         found = dict(cursor.fetchall())
         missing = [key for key in named if key not in found]
@@ -117,7 +119,7 @@ def claims_trim(trims: Sequence[tuple[int, int, datetime]]) -> int:
     if not trims:
         return 0
     params = {"target": [t[0] for t in trims], "new": [t[1] for t in trims], "vfrom": [t[2] for t in trims]}
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_TRIM, params)
         return len(cursor.fetchall())
 
@@ -151,7 +153,7 @@ _NEW_IDS = sql.SQL(
 def claim_ids_reserve(n: int) -> tuple[list[int], datetime]:
     """Ids for claims about to be inserted (so a revision can point `superseded_by` at them first), and the
     write's recorded-time instant (`write_clock`), in one round trip. Call under the slot locks."""
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_NEW_IDS, {"n": max(0, n)})
         ids, at = cursor.fetchone()
         return list(ids), at
@@ -222,7 +224,7 @@ def claims_revise(revisions: Sequence[Revision], *, at: datetime) -> dict[int, t
         "target": [r.target_id for r in revisions], "new": [r.new_id for r in revisions],
         "vfrom": [r.valid_from for r in revisions], "refute": [r.refute for r in revisions], "at": at,
     }
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_REVISE, params)
         return {new_id: (cap, live) for new_id, cap, live, _closed in cursor.fetchall()}
 
@@ -261,7 +263,7 @@ def claims_insert(tenant_id: int, rows: Sequence[dict[str, Any]], *, at: datetim
     for column in _INSERT_COLUMNS:
         values = [row[column] for row in rows]
         params[column] = [str(v) for v in values] if column == "identity" else values
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_INSERT, params)
         return {row[0] for row in cursor.fetchall()}
 
@@ -282,7 +284,7 @@ def evidence_insert(rows: Sequence[tuple[int, int, int, str, int, int, str]]) ->
     if not rows:
         return 0
     claim, document, chunk, quote, start, end, extractor = (list(column) for column in zip(*rows, strict=True))
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_EVIDENCE, {"claim": claim, "document": document, "chunk": chunk, "quote": quote,
                                    "start": start, "end": end, "extractor": extractor})
         return cursor.rowcount
@@ -306,7 +308,7 @@ def set_claims_widen(starts: Sequence[tuple[int, datetime]]) -> int:
     the records say held since 2025-07-08 must not answer "valid at" only from a later record's date."""
     if not starts:
         return 0
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_WIDEN, {"id": [s[0] for s in starts], "vfrom": [s[1] for s in starts]})
         return cursor.rowcount
 

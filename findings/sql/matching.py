@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
 from psycopg import sql
+
+from groundwork.sql import bound_cursor
 
 TOP_K = 5
 
@@ -99,7 +100,7 @@ def claims_match(tenant_id: int, rows: Sequence[CandidateRow], top_k: int = TOP_
         "vfrom": [r.valid_from for r in rows], "vto": [r.valid_to for r in rows],
         "object_key": [r.object_key for r in rows],
     }
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_MATCH, params)
         for idx, claim_id, object_key, statement, similarity, unembedded in cursor.fetchall():
             found[idx].append(MatchRow(idx, claim_id, object_key, statement, float(similarity), unembedded))
@@ -157,7 +158,7 @@ def claims_succession(tenant_id: int, rows: Sequence[StateRow]) -> dict[int, lis
     found: dict[int, list[tuple[int, int]]] = {}
     if not rows:
         return found
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_SUCCESSION, _state_params(tenant_id, rows))
         for idx, claim_id, subject_id in cursor.fetchall():
             found.setdefault(idx, []).append((claim_id, subject_id))
@@ -231,7 +232,7 @@ def claims_replaced(tenant_id: int, rows: Sequence[StateRow]) -> Replaced:
     if not rows:
         return found
     by_index = {r.index: r for r in rows}
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_REPLACED, _state_params(tenant_id, rows))
         for idx, claim_id, subject_id, object_key, lower, upper in cursor.fetchall():
             row = by_index[idx]
@@ -278,7 +279,7 @@ def slots_unembedded(tenant_id: int, slots: Sequence[tuple[int, int, int, str, s
     params = {"tenant_id": tenant_id, "idx": [s[0] for s in slots], "subject": [s[1] for s in slots],
               "predicate": [s[2] for s in slots], "perspective": [s[3] for s in slots],
               "scope": [s[4] for s in slots]}
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_SLOTS_UNEMBEDDED, params)
         for idx, claim_id, statement in cursor.fetchall():
             held = found.setdefault(idx, {})
@@ -301,7 +302,7 @@ def claims_embedding_fill(vectors: dict[int, str]) -> int:
     the statement, which never changes, so this needs no slot lock and two writers filling one claim agree."""
     if not vectors:
         return 0
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_EMBEDDING_FILL, {"id": list(vectors), "embedding": list(vectors.values())})
         return cursor.rowcount
 
@@ -316,6 +317,6 @@ def live_identities(tenant_id: int, identities: Sequence[Any]) -> dict[tuple[str
     """Current claims with one of these identities: (identity, scope, perspective) → claim id."""
     if not identities:
         return {}
-    with connection.cursor() as cursor:
+    with bound_cursor() as cursor:
         cursor.execute(_LIVE_IDENTITIES, {"tenant_id": tenant_id, "identities": [str(i) for i in identities]})
         return {(str(i), s, p): cid for i, s, p, cid in cursor.fetchall()}

@@ -317,3 +317,25 @@ def test_a_prepared_statement_still_runs_in_the_callers_scope(world):
         cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
                        ["%SELECT DISTINCT tenant_id FROM knowledge_document%"])
         assert cursor.fetchone()[0] == (1 if settings.DATABASE_PREPARED_STATEMENTS else 0)
+
+
+def test_a_server_bound_statement_runs_in_the_callers_scope_outside_a_transaction_too(world):
+    """groundwork.sql.bound_cursor sends parameters apart from the statement (the consolidation writer's batches
+    of typed arrays); it is still a Django cursor, so the scope wrapper sets each caller's scope, also for a
+    statement in its own autocommit transaction, and prepares a statement psycopg has run often enough."""
+    import psycopg
+
+    from groundwork.sql import bound_cursor
+
+    _seed(world)
+    statement = sql.SQL("SELECT DISTINCT tenant_id FROM knowledge_document WHERE tenant_id = ANY(%(ids)s::bigint[])"
+                        " AND %(marker)s::text <> ''")
+    every = [world.acme.pk, world.globex.pk, world.platform.pk]
+    seen = []
+    for caller in [world.authority(world.admin), world.authority(world.outsider, world.globex)] * 4:
+        with tenant_scope(caller), bound_cursor() as cursor:
+            cursor.execute(statement, {"ids": every, "marker": "zz-marker"})
+            seen.append({row[0] for row in cursor.fetchall()})
+            # The parameters travel apart from the statement: psycopg's server-binding cursor, not its client one.
+            assert isinstance(cursor.cursor, psycopg.Cursor) and not isinstance(cursor.cursor, psycopg.ClientCursor)
+    assert seen == [{world.acme.pk, world.platform.pk}, {world.globex.pk, world.platform.pk}] * 4
