@@ -228,7 +228,7 @@ def _lateral_rows(tenant_id: int, facts: list[FactInput]) -> list[matching.Candi
     """Up to 50 candidates built from written facts, as the writer would send them to `claims_match`."""
     from findings.audit import entity_key
     from findings.models import Entity, RelationType
-    from findings.writer import _embed
+    from findings.writer.embedding import _embed
 
     rel = {name: (pk, policy) for pk, name, policy in RelationType.objects.values_list("id", "name", "policy")}
     ids = dict(Entity.objects.filter(tenant_id=tenant_id).values_list("key", "id"))
@@ -258,7 +258,7 @@ def _densify(tenant_id: int, rows: list[matching.CandidateRow], per_slot: int) -
     ranked). Scratch data: deleted with the tenant."""
     from django.db import transaction
 
-    from findings.writer import _claim_dimension
+    from findings.writer.embedding import _claim_dimension
 
     rng = random.Random(5)
     slots = {(r.subject_id, r.predicate_id, r.policy) for r in rows}

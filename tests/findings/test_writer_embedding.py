@@ -20,16 +20,16 @@ def _write(world, *facts, **kwargs):
 @pytest.fixture
 def embedded(monkeypatch):
     """Every statement the writer sends to the embedder, call by call."""
-    import findings.writer as writer
+    from findings.writer import embedding
 
     calls: list[list[str]] = []
-    real = writer._embed
+    real = embedding._embed
 
     def recording(statements):
         calls.append(list(statements))
         return real(statements)
 
-    monkeypatch.setattr(writer, "_embed", recording)
+    monkeypatch.setattr(embedding, "_embed", recording)
     return calls
 
 
