@@ -201,11 +201,7 @@ def prepared_cursor() -> Iterator:
     (groundwork/replicas.py): a replica inside a search that one serves."""
     from .replicas import read_connection
 
-    wrapper = read_connection()
-    wrapper.ensure_connection()
-    with wrapper.wrap_database_errors:
-        cursor = wrapper._prepare_cursor(_PreparingCursor(wrapper.connection))
-    with cursor:
+    with _django_cursor(read_connection(), _PreparingCursor) as cursor:
         yield cursor
 
 
@@ -219,9 +215,17 @@ def bound_cursor() -> Iterator:
     that took 0.68 ms a statement against 0.32 ms bound server-side (same statement, same machine). psycopg
     prepares a statement it has run `prepare_threshold` times on the connection (DATABASE_PREPARED_STATEMENTS).
     For statements whose text is fixed and whose parameters are all typed by casts or by their column."""
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cursor = connection._prepare_cursor(ServerBindingCursor(connection.connection))
+    with _django_cursor(connection, ServerBindingCursor) as cursor:
+        yield cursor
+
+
+@contextmanager
+def _django_cursor(wrapper, cursor_class) -> Iterator:
+    """A psycopg cursor of `cursor_class` on `wrapper`'s connection, wrapped as Django wraps its own (the execute
+    wrappers, and the query log when it is on)."""
+    wrapper.ensure_connection()
+    with wrapper.wrap_database_errors:
+        cursor = wrapper._prepare_cursor(cursor_class(wrapper.connection))
     with cursor:
         yield cursor
 

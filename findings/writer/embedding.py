@@ -61,7 +61,7 @@ def _embed_compared(candidates: Sequence[_Candidate], claims: dict[int, str]) ->
     if not todo and not claims:
         return
     vectors = _embed([c.fact.statement for c in todo] + list(claims.values()))
-    for candidate, vector in zip(todo, vectors, strict=False):
+    for candidate, vector in zip(todo, vectors[:len(todo)], strict=True):
         candidate.embedding, candidate.embedded = vector, True
     filled = {claim_id: v for claim_id, v in zip(claims, vectors[len(todo):], strict=True) if v is not None}
     if filled:
